@@ -1,0 +1,325 @@
+//! Command-line pieces shared by every operator, with NCO's exact spellings (NCO
+//! manual, "Shared Options"): clap argument groups flattened into each operator's
+//! parser, the process plumbing ([`run_main`]: one-line errors, exit status 1 for every
+//! failure, 0 for `--help`/`--version`, quiet exit on a closed pipe), thread-pool set-up
+//! and the `-D` rusage report.
+//!
+//! Repeat semantics follow NCO (getopt): a repeated option keeps the last value
+//! (`-v one -v three` keeps `three`), except `-d` and `--cnk_dmn`, which accumulate.
+//! Unambiguous prefixes of long options are accepted (`--versio`).
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use clap::{ArgAction, Args};
+
+use crate::chunking::ChunkArgs;
+use crate::error::{Error, Result};
+use crate::hyperslab::HyperslabSpec;
+use crate::model::Format;
+use crate::select::{split_list, SelectArgs};
+
+static DEBUG: AtomicU32 = AtomicU32::new(0);
+
+/// The `-D` debug level set by the running operator.
+pub fn debug_level() -> u32 {
+    DEBUG.load(Ordering::Relaxed)
+}
+
+/// Options every operator takes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CommonArgs {
+    /// Overwrite an existing output file without asking
+    #[arg(short = 'O', long = "ovr", visible_alias = "overwrite")]
+    pub overwrite: bool,
+    /// Append to (merge into) an existing output file without asking
+    #[arg(short = 'A', long = "apn", visible_alias = "append")]
+    pub append: bool,
+    /// Do not add this command to the `history` global attribute
+    #[arg(short = 'h', long = "hst", visible_alias = "history")]
+    pub no_history: bool,
+    /// Debug level: 1 or more reports wall, user and system time and peak memory at exit
+    #[arg(short = 'D', long = "dbg_lvl", visible_alias = "debug-level", value_name = "LEVEL")]
+    pub debug: Option<u32>,
+    /// Quiet: print nothing but errors (debug level 0)
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Path prefix for input file names (not for the output)
+    #[arg(short = 'p', long = "pth", visible_alias = "path", value_name = "DIR")]
+    pub path: Option<String>,
+    /// Output file name (otherwise the last positional argument)
+    #[arg(short = 'o', long = "output", visible_alias = "fl_out", value_name = "FILE")]
+    pub output: Option<String>,
+    /// Threads for computation (default: all cores)
+    #[arg(
+        short = 't',
+        long = "thr_nbr",
+        visible_aliases = ["threads", "omp_num_threads"],
+        value_name = "N"
+    )]
+    pub threads: Option<usize>,
+    /// Write the output file directly instead of through a temporary file
+    #[arg(long = "no_tmp_fl")]
+    pub no_tmp_fl: bool,
+    /// Write through a temporary file (the default)
+    #[arg(long = "wrt_tmp_fl")]
+    pub wrt_tmp_fl: bool,
+    /// Read and write every file through libnetcdf, not our classic-format engine
+    #[arg(long = "no-mmap", visible_alias = "no_mmap")]
+    pub no_mmap: bool,
+    /// Print version and configuration, then exit
+    #[arg(short = 'r', long = "revision", visible_alias = "vrs")]
+    pub revision: bool,
+    /// Print the version, then exit
+    #[arg(long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+    /// Print this help, then exit
+    #[arg(long = "help", action = ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// Variable selection options (`-v -x -C -c`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct VarArgs {
+    /// Variables to process: comma-separated names or regular expressions
+    #[arg(
+        short = 'v',
+        long = "variable",
+        visible_alias = "var",
+        value_name = "LIST",
+        allow_hyphen_values = true
+    )]
+    pub vars: Option<String>,
+    /// Exclude the -v variables instead of extracting them
+    #[arg(short = 'x', long = "xcl", visible_alias = "exclude")]
+    pub exclude: bool,
+    /// Do not add coordinate and CF-associated variables
+    #[arg(short = 'C', long = "no_crd", visible_aliases = ["xcl_ass_var", "no-coords"])]
+    pub no_coords: bool,
+    /// Add all coordinate variables of the file
+    #[arg(short = 'c', long = "crd", visible_aliases = ["xtr_ass_var", "coords"])]
+    pub all_coords: bool,
+    /// Do not follow CF formula_terms attributes
+    #[arg(long = "no_frm_trm")]
+    pub no_formula_terms: bool,
+    /// Do not follow CF cell_measures attributes
+    #[arg(long = "no_cll_msr")]
+    pub no_cell_measures: bool,
+}
+
+impl VarArgs {
+    /// The literal selection request.
+    pub fn select_args(&self) -> SelectArgs {
+        SelectArgs {
+            vars: self.vars.as_deref().map(split_list).unwrap_or_default(),
+            exclude: self.exclude,
+            no_coords: self.no_coords,
+            all_coords: self.all_coords,
+            no_formula_terms: self.no_formula_terms,
+            no_cell_measures: self.no_cell_measures,
+        }
+    }
+}
+
+/// Hyperslab options (`-d`, `-F`, `--msa_usr_rdr`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SlabArgs {
+    /// Hyperslab dim,min,max,stride[,subcycle] by index (integers) or coordinate value
+    /// (with a decimal point); repeat for multi-slabs
+    #[arg(
+        short = 'd',
+        long = "dmn",
+        visible_alias = "dimension",
+        value_name = "DIM,[MIN],[MAX],[STRIDE]",
+        action = ArgAction::Append,
+        allow_hyphen_values = true
+    )]
+    pub dims: Vec<String>,
+    /// Fortran (1-based, inclusive) indices in -d
+    #[arg(short = 'F', long = "ftn", visible_alias = "fortran")]
+    pub fortran: bool,
+    /// Keep multi-slabs in the order given instead of increasing index order
+    #[arg(long = "msa_usr_rdr", visible_alias = "msa")]
+    pub user_order: bool,
+}
+
+impl SlabArgs {
+    /// Parse every `-d` (no file needed).
+    pub fn specs(&self) -> Result<Vec<HyperslabSpec>> {
+        self.dims.iter().map(|d| HyperslabSpec::parse(d)).collect()
+    }
+}
+
+/// Output format and storage options.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FormatArgs {
+    /// Write netCDF3 classic (CDF-1)
+    #[arg(short = '3')]
+    pub classic: bool,
+    /// Write netCDF-4 (HDF5)
+    #[arg(short = '4', visible_alias = "netcdf4")]
+    pub netcdf4: bool,
+    /// Write CDF-5 (64-bit data)
+    #[arg(short = '5')]
+    pub cdf5: bool,
+    /// Write 64-bit offset (CDF-2)
+    #[arg(short = '6', visible_alias = "64bit_offset")]
+    pub offset64: bool,
+    /// Write netCDF-4 classic model
+    #[arg(short = '7')]
+    pub netcdf4_classic: bool,
+    /// Output format: classic, 64bit_offset, 64bit_data, netcdf4, netcdf4_classic
+    #[arg(long = "fl_fmt", visible_alias = "file_format", value_name = "FORMAT")]
+    pub fl_fmt: Option<String>,
+    /// Deflate level 0-9 for netCDF-4 output
+    #[arg(short = 'L', long = "dfl_lvl", visible_alias = "deflate", value_name = "LEVEL")]
+    pub deflate: Option<i32>,
+    /// Extra bytes of header padding in netCDF3 output
+    #[arg(long = "hdr_pad", visible_alias = "header_pad", value_name = "BYTES")]
+    pub hdr_pad: Option<u64>,
+    /// Chunking options (netCDF-4 output).
+    #[command(flatten)]
+    pub chunk: ChunkArgs,
+}
+
+impl FormatArgs {
+    /// The requested output format, `None` to keep the input's.
+    ///
+    /// Errors: an unknown `--fl_fmt` name.
+    pub fn format(&self) -> Result<Option<Format>> {
+        if let Some(f) = &self.fl_fmt {
+            return Ok(Some(match f.to_ascii_lowercase().as_str() {
+                "classic" | "3" | "nc3" | "netcdf3" => Format::Classic,
+                "64bit_offset" | "64bit" | "6" | "64" => Format::Offset64,
+                "64bit_data" | "cdf5" | "5" | "pnetcdf" => Format::Cdf5,
+                "netcdf4" | "4" | "nc4" | "hdf5" => Format::Netcdf4,
+                "netcdf4_classic" | "7" | "nc7" | "netcdf4classic" => Format::Netcdf4Classic,
+                _ => return Err(Error::option("--fl_fmt", format!("unknown format \"{f}\""))),
+            }));
+        }
+        Ok(if self.netcdf4 {
+            Some(Format::Netcdf4)
+        } else if self.netcdf4_classic {
+            Some(Format::Netcdf4Classic)
+        } else if self.cdf5 {
+            Some(Format::Cdf5)
+        } else if self.offset64 {
+            Some(Format::Offset64)
+        } else if self.classic {
+            Some(Format::Classic)
+        } else {
+            None
+        })
+    }
+
+    /// Validate the deflate level.
+    pub fn check(&self) -> Result<()> {
+        if let Some(l) = self.deflate {
+            if !(0..=9).contains(&l) {
+                return Err(Error::option("-L", format!("deflate level {l} is not in 0..9")));
+            }
+        }
+        self.chunk.check()
+    }
+}
+
+/// Configure the global rayon pool for `-t N` (0 or absent: all cores).
+pub fn set_threads(n: Option<usize>) {
+    if let Some(n) = n.filter(|&n| n > 0) {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
+}
+
+/// Apply what every operator does with the common options before any work: the
+/// debug level, the thread pool, and the libnetcdf switch.
+pub fn apply_common(c: &CommonArgs) {
+    let lvl = if c.quiet { 0 } else { c.debug.unwrap_or(0) };
+    DEBUG.store(lvl, Ordering::Relaxed);
+    set_threads(c.threads);
+    if c.no_mmap {
+        crate::dataset::set_force_libnetcdf(true);
+    }
+}
+
+/// Prefix an input name with `-p` (unless it is absolute or a URL).
+pub fn with_prefix(prefix: Option<&str>, name: &str) -> String {
+    match prefix {
+        Some(p) if !name.starts_with('/') && !name.contains("://") => {
+            format!("{}/{}", p.trim_end_matches('/'), name)
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// The version line printed by `-r` and `--version`.
+pub fn version_text(prog: &str) -> String {
+    format!(
+        "{prog} (nco-rs) {}, compatible with NCO netCDF Operators version 5.1.4\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Parse `argv` with clap; `--help`/`--version` print and return `Ok(None)`; every
+/// other clap error becomes an [`Error::Option`]-style message (exit 1, NCO's status).
+pub fn parse<T: clap::Parser>(argv: &[String]) -> Result<Option<T>> {
+    match T::try_parse_from(argv) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                print!("{e}");
+                Ok(None)
+            }
+            _ => {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+                Err(Error::msg(format!("{first} (try --help)")))
+            }
+        },
+    }
+}
+
+/// Build a clap command with the settings every operator shares.
+pub fn configure(cmd: clap::Command) -> clap::Command {
+    cmd.disable_help_flag(true)
+        .disable_version_flag(true)
+        .version(concat!(env!("CARGO_PKG_VERSION"), " (compatible with NCO 5.1.4)"))
+        .infer_long_args(true)
+        .args_override_self(true)
+        .dont_collapse_args_in_usage(true)
+}
+
+fn is_broken_pipe(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Run an operator: collect argv, call `run`, print any error as one line
+/// `<prog>: ERROR <message>` and return exit status 1; print the `-D` rusage report.
+pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCode {
+    let start = Instant::now();
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let result = run(prog, argv);
+    if debug_level() >= 1 {
+        eprintln!("{prog}: {}", crate::rusage::report(start));
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{prog}: ERROR {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `fn main` of an operator binary: `nco_core::main!("ncks", ncks::run);`
+#[macro_export]
+macro_rules! main {
+    ($prog:expr, $run:path) => {
+        fn main() -> std::process::ExitCode {
+            $crate::cli::run_main($prog, $run)
+        }
+    };
+}

@@ -1,0 +1,198 @@
+//! The one dataset interface the operators use: [`Dataset`] for input files and
+//! [`OutFile`] for outputs, each choosing a backend per file.
+//!
+//! * Classic files (CDF-1/2/5) are read by our own reader ([`crate::classic`]), lock-free
+//!   and safe to share across threads, and written by our own writer.
+//! * netCDF-4/HDF5 files and DAP URLs go through libnetcdf ([`crate::nc4`]).
+//! * `--no-mmap` (or `NCO_RS_NO_MMAP=1`) forces libnetcdf for every file, for comparison.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::classic;
+use crate::error::{Error, Result};
+use crate::model::Meta;
+use crate::nc4::{LibReader, LibWriter};
+use crate::types::Values;
+
+static FORCE_LIBNETCDF: AtomicBool = AtomicBool::new(false);
+
+/// Force (or stop forcing) libnetcdf for all files opened or created from now on.
+pub fn set_force_libnetcdf(on: bool) {
+    FORCE_LIBNETCDF.store(on, Ordering::Relaxed);
+}
+
+fn force_lib() -> bool {
+    FORCE_LIBNETCDF.load(Ordering::Relaxed)
+        || std::env::var_os("NCO_RS_NO_MMAP").is_some_and(|v| v != "0" && !v.is_empty())
+}
+
+fn is_url(path: &str) -> bool {
+    path.starts_with("http://") || path.starts_with("https://") || path.starts_with("dods://")
+}
+
+enum Reader {
+    Classic(classic::Reader),
+    Lib(LibReader),
+}
+
+/// An input dataset opened for reading.
+pub struct Dataset {
+    path: String,
+    reader: Reader,
+}
+
+/// One index list per dimension of `var`, selecting everything.
+pub fn full_selection(meta: &Meta, var: usize) -> Vec<Vec<usize>> {
+    meta.vars[var].dims.iter().map(|&d| (0..meta.dims[d].len).collect()).collect()
+}
+
+impl Dataset {
+    /// Open `path`. Errors name the file: missing or unreadable, not netCDF, truncated
+    /// or corrupt header.
+    pub fn open(path: &str) -> Result<Dataset> {
+        if !is_url(path) {
+            let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+            if md.is_dir() {
+                return Err(Error::Format { path: path.into(), reason: "is a directory".into() });
+            }
+            let mut magic = [0u8; 4];
+            let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            let n = std::os::unix::fs::FileExt::read_at(&f, &mut magic, 0)
+                .map_err(|e| Error::io(path, e))?;
+            let classic = n == 4 && &magic[..3] == b"CDF";
+            let hdf = n == 4 && &magic[1..4] == b"HDF";
+            if !classic && !hdf {
+                return Err(Error::Format {
+                    path: path.into(),
+                    reason: "not a netCDF file (unknown file format)".into(),
+                });
+            }
+            if classic && !force_lib() {
+                let use_pread = std::env::var_os("NCO_RS_PREAD").is_some_and(|v| v != "0");
+                let r = classic::Reader::open(path, use_pread)?;
+                return Ok(Dataset { path: path.to_string(), reader: Reader::Classic(r) });
+            }
+            if classic {
+                // Validate with our parser first: libnetcdf accepts some truncated files.
+                classic::Reader::open(path, true)?;
+            }
+        }
+        let r = LibReader::open(path)?;
+        Ok(Dataset { path: path.to_string(), reader: Reader::Lib(r) })
+    }
+
+    /// The path or URL this dataset was opened from.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The metadata.
+    pub fn meta(&self) -> &Meta {
+        match &self.reader {
+            Reader::Classic(r) => r.meta(),
+            Reader::Lib(r) => r.meta(),
+        }
+    }
+
+    /// Read the selected elements (one index list per dimension, in output order; empty
+    /// for a scalar) of variable `var` (index into `meta().vars`), in its own type.
+    pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
+        match &self.reader {
+            Reader::Classic(r) => r.read(var, sel),
+            Reader::Lib(r) => r.read(var, sel),
+        }
+    }
+
+    /// Read all of variable `var`.
+    pub fn read_all(&self, var: usize) -> Result<Values> {
+        let sel = full_selection(self.meta(), var);
+        self.read(var, &sel)
+    }
+
+    /// Read variable `name` entirely, if it exists.
+    pub fn read_named(&self, name: &str) -> Result<Option<Values>> {
+        match self.meta().var_id(name) {
+            Some(id) => self.read_all(id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Our classic reader, when this file uses it (for raw copies).
+    pub fn classic(&self) -> Option<&classic::Reader> {
+        match &self.reader {
+            Reader::Classic(r) => Some(r),
+            Reader::Lib(_) => None,
+        }
+    }
+}
+
+enum Writer {
+    Classic(classic::Writer),
+    Lib(LibWriter),
+}
+
+/// An output file being written: definitions first (all at [`OutFile::create`]), then data.
+pub struct OutFile {
+    writer: Writer,
+    meta: Meta,
+}
+
+impl OutFile {
+    /// Create `path` with every definition of `meta`. Classic formats use our writer
+    /// (with `hdr_pad` spare header bytes), netCDF-4 formats use libnetcdf.
+    pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
+        let writer = if meta.format.is_classic_family() && !force_lib() {
+            Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
+        } else {
+            Writer::Lib(LibWriter::create(path, meta)?)
+        };
+        Ok(OutFile { writer, meta: meta.clone() })
+    }
+
+    /// The output's metadata.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Write values (in the variable's type) from index `first` of the first dimension
+    /// (record number for record variables), covering whole rows of the others.
+    pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
+        let want = self.meta.vars[var].ty;
+        if values.nc_type() != want {
+            let conv = values.convert(want).ok_or_else(|| {
+                Error::var(
+                    &self.meta.vars[var].name,
+                    format!("cannot convert {} to {want}", values.nc_type()),
+                )
+            })?;
+            return self.write(var, first, &conv);
+        }
+        match &mut self.writer {
+            Writer::Classic(w) => w.write(var, first, values),
+            Writer::Lib(w) => w.write(var, first, values),
+        }
+    }
+
+    /// Copy the whole of `src`'s variable `src_var` into `var` unchanged when both files
+    /// are classic and the type and shape agree. Returns false (nothing done) otherwise.
+    pub fn copy_var_raw(&mut self, var: usize, src: &Dataset, src_var: usize) -> Result<bool> {
+        let (Writer::Classic(w), Some(r)) = (&mut self.writer, src.classic()) else {
+            return Ok(false);
+        };
+        let sm = r.meta();
+        let (sv, ov) = (&sm.vars[src_var], &self.meta.vars[var]);
+        if sv.ty != ov.ty || sm.shape(sv) != self.meta.shape(ov) {
+            return Ok(false);
+        }
+        w.copy_var(var, r, src_var)?;
+        Ok(true)
+    }
+
+    /// Finish the file (final record count, close). Must be called on success.
+    pub fn finish(self) -> Result<()> {
+        match self.writer {
+            Writer::Classic(w) => w.finish(),
+            Writer::Lib(w) => w.finish(),
+        }
+    }
+}

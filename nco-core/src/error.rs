@@ -1,0 +1,96 @@
+//! The one error type of nco-rs. Every variant names what the user must fix (a file,
+//! variable, dimension or option); operators print it as a single line
+//! `<op>: ERROR <message>` and exit with status 1, as NCO 5.1.4 does for every failure.
+
+use std::path::PathBuf;
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in an operator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A command-line option is malformed or conflicts with another.
+    #[error("option {name}: {reason}")]
+    Option {
+        /// The option as the user spelled it (`-d`, `--cnk_plc`).
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `-d` hyperslab cannot be parsed or selects nothing.
+    #[error("hyperslab -d {spec}: {reason}")]
+    Hyperslab {
+        /// The text of the `-d` argument.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A variable is missing or unusable.
+    #[error("variable {var}: {reason}")]
+    Variable {
+        /// Variable name.
+        var: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file is not a valid netCDF file of a format we read.
+    #[error("{path}: {reason}")]
+    Format {
+        /// File name.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An operating-system error on a file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// File name.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An error from libnetcdf.
+    #[error("{path}{}: {source}", var.as_ref().map(|v| format!(" (variable {v})")).unwrap_or_default())]
+    Netcdf {
+        /// File name.
+        path: String,
+        /// Variable concerned, if any.
+        var: Option<String>,
+        /// libnetcdf's error.
+        #[source]
+        source: netcdf::Error,
+    },
+    /// Any other failure, already worded for the user.
+    #[error("{0}")]
+    Msg(String),
+}
+
+impl Error {
+    /// An [`Error::Msg`].
+    pub fn msg(s: impl Into<String>) -> Error {
+        Error::Msg(s.into())
+    }
+
+    /// An [`Error::Option`].
+    pub fn option(name: &str, reason: impl Into<String>) -> Error {
+        Error::Option { name: name.to_string(), reason: reason.into() }
+    }
+
+    /// An [`Error::Variable`].
+    pub fn var(var: &str, reason: impl Into<String>) -> Error {
+        Error::Variable { var: var.to_string(), reason: reason.into() }
+    }
+
+    /// An [`Error::Io`].
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Wrap a libnetcdf error with its file and variable.
+    pub fn netcdf(path: &str, var: Option<&str>, source: netcdf::Error) -> Error {
+        Error::Netcdf { path: path.to_string(), var: var.map(str::to_string), source }
+    }
+}

@@ -1,0 +1,47 @@
+//! # nco-core
+//!
+//! The shared library of nco-rs, a Rust re-implementation of the netCDF Operators (NCO).
+//! Every rule of NCO behaviour lives here once; operator crates parse arguments, call
+//! this crate and write.
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`types`] | netCDF types, the [`types::NcNum`] trait over the numeric types, [`types::Values`] buffers, dispatch macros |
+//! | [`model`] | metadata model: dimensions, variables, attributes, formats |
+//! | [`dataset`] | the dataset interface: [`dataset::Dataset`] (read) and [`dataset::OutFile`] (write), backend per file |
+//! | [`classic`] | our reader and writer of CDF-1/2/5 (lock-free, large I/O, raw copies) |
+//! | [`nc4`] | the libnetcdf backend (netCDF-4, DAP, `--no-mmap`) |
+//! | [`hyperslab`] | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
+//! | [`calendar`] | CF time units for date-valued bounds and rebasing |
+//! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
+//! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
+//! | [`output`] | temporary output files, `-O/-A`, `history` |
+//! | [`extract`] | the extraction pipeline shared by ncks and the other operators |
+//! | [`cli`] | shared command-line options and process plumbing |
+//! | [`rusage`] | resource usage for `-D` and the benchmark |
+//! | [`progress`] | progress bars on terminals only |
+//! | [`error`] | the error type |
+//!
+//! Glossary (NCO's terms): *hyperslab* (a start/count/stride selection on each
+//! dimension), *multi-slab* (several hyperslabs on one dimension), *record dimension*
+//! (the unlimited one), *fill value* (`_FillValue`, marks missing data), *packing*
+//! (`scale_factor`/`add_offset`), *chunk* (the netCDF-4 storage unit).
+#![deny(missing_docs)]
+
+pub mod calendar;
+pub mod chunking;
+pub mod classic;
+pub mod cli;
+pub mod dataset;
+pub mod error;
+pub mod extract;
+pub mod hyperslab;
+pub mod model;
+pub mod nc4;
+pub mod output;
+pub mod progress;
+pub mod rusage;
+pub mod select;
+pub mod types;
+
+pub use error::{Error, Result};

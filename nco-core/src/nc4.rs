@@ -1,0 +1,483 @@
+//! The libnetcdf backend (through the `netcdf` crate): netCDF-4/HDF5 files, DAP URLs,
+//! and classic files when our own reader is switched off (`--no-mmap`,
+//! `NCO_RS_NO_MMAP=1`). Every call here is serialised by the crate's process-wide lock.
+//!
+//! Only the root group is read (groups are outside what nco-rs supports today).
+
+use std::ffi::CString;
+
+use netcdf::types::{FloatType, IntType, NcTypeDescriptor, NcVariableType};
+use netcdf::AttributeValue;
+
+use crate::error::{Error, Result};
+use crate::model::{Attr, Dim, Format, Meta, Storage, Var};
+use crate::types::{NcNum, NcType, Values};
+
+/// NC_CHAR element for typed puts and gets through the crate.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct NcChar(u8);
+
+// SAFETY: `NcChar` is a transparent u8, the C type libnetcdf uses for NC_CHAR.
+unsafe impl NcTypeDescriptor for NcChar {
+    fn type_descriptor() -> NcVariableType {
+        NcVariableType::Char
+    }
+}
+
+fn to_nc_type(t: &NcVariableType) -> Option<NcType> {
+    Some(match t {
+        NcVariableType::Char => NcType::Char,
+        NcVariableType::String => NcType::Str,
+        NcVariableType::Int(IntType::I8) => NcType::Byte,
+        NcVariableType::Int(IntType::U8) => NcType::UByte,
+        NcVariableType::Int(IntType::I16) => NcType::Short,
+        NcVariableType::Int(IntType::U16) => NcType::UShort,
+        NcVariableType::Int(IntType::I32) => NcType::Int,
+        NcVariableType::Int(IntType::U32) => NcType::UInt,
+        NcVariableType::Int(IntType::I64) => NcType::Int64,
+        NcVariableType::Int(IntType::U64) => NcType::UInt64,
+        NcVariableType::Float(FloatType::F32) => NcType::Float,
+        NcVariableType::Float(FloatType::F64) => NcType::Double,
+        _ => return None,
+    })
+}
+
+fn from_nc_type(t: NcType) -> NcVariableType {
+    match t {
+        NcType::Char => NcVariableType::Char,
+        NcType::Str => NcVariableType::String,
+        NcType::Byte => NcVariableType::Int(IntType::I8),
+        NcType::UByte => NcVariableType::Int(IntType::U8),
+        NcType::Short => NcVariableType::Int(IntType::I16),
+        NcType::UShort => NcVariableType::Int(IntType::U16),
+        NcType::Int => NcVariableType::Int(IntType::I32),
+        NcType::UInt => NcVariableType::Int(IntType::U32),
+        NcType::Int64 => NcVariableType::Int(IntType::I64),
+        NcType::UInt64 => NcVariableType::Int(IntType::U64),
+        NcType::Float => NcVariableType::Float(FloatType::F32),
+        NcType::Double => NcVariableType::Float(FloatType::F64),
+    }
+}
+
+fn attr_from(v: AttributeValue) -> Values {
+    use AttributeValue as A;
+    match v {
+        A::Uchar(x) => Values::UByte(vec![x]),
+        A::Uchars(x) => Values::UByte(x),
+        A::Schar(x) => Values::Byte(vec![x]),
+        A::Schars(x) => Values::Byte(x),
+        A::Ushort(x) => Values::UShort(vec![x]),
+        A::Ushorts(x) => Values::UShort(x),
+        A::Short(x) => Values::Short(vec![x]),
+        A::Shorts(x) => Values::Short(x),
+        A::Uint(x) => Values::UInt(vec![x]),
+        A::Uints(x) => Values::UInt(x),
+        A::Int(x) => Values::Int(vec![x]),
+        A::Ints(x) => Values::Int(x),
+        A::Ulonglong(x) => Values::UInt64(vec![x]),
+        A::Ulonglongs(x) => Values::UInt64(x),
+        A::Longlong(x) => Values::Int64(vec![x]),
+        A::Longlongs(x) => Values::Int64(x),
+        A::Float(x) => Values::Float(vec![x]),
+        A::Floats(x) => Values::Float(x),
+        A::Double(x) => Values::Double(vec![x]),
+        A::Doubles(x) => Values::Double(x),
+        A::Str(s) => Values::Char(s.into_bytes()),
+        A::Strs(s) => Values::Str(s),
+    }
+}
+
+fn attr_to(v: &Values) -> AttributeValue {
+    use AttributeValue as A;
+    match v {
+        Values::UByte(x) => A::Uchars(x.clone()),
+        Values::Byte(x) => A::Schars(x.clone()),
+        Values::UShort(x) => A::Ushorts(x.clone()),
+        Values::Short(x) => A::Shorts(x.clone()),
+        Values::UInt(x) => A::Uints(x.clone()),
+        Values::Int(x) => A::Ints(x.clone()),
+        Values::UInt64(x) => A::Ulonglongs(x.clone()),
+        Values::Int64(x) => A::Longlongs(x.clone()),
+        Values::Float(x) => A::Floats(x.clone()),
+        Values::Double(x) => A::Doubles(x.clone()),
+        Values::Char(c) => A::Str(String::from_utf8_lossy(c).into_owned()),
+        Values::Str(s) => A::Strs(s.clone()),
+    }
+}
+
+/// Ask libnetcdf for the on-disk format of `path` (`nc_inq_format`).
+pub fn inquire_format(path: &str) -> Result<Format> {
+    let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
+    let _guard = netcdf_sys::libnetcdf_lock.lock();
+    let mut ncid = 0;
+    let mut fmt = 0;
+    // SAFETY: the global libnetcdf lock is held; `c` outlives the call; the handle is
+    // closed before the lock is released.
+    unsafe {
+        let rc = netcdf_sys::nc_open(c.as_ptr(), netcdf_sys::NC_NOWRITE, &mut ncid);
+        if rc != 0 {
+            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
+        }
+        let rc = netcdf_sys::nc_inq_format(ncid, &mut fmt);
+        netcdf_sys::nc_close(ncid);
+        if rc != 0 {
+            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
+        }
+    }
+    Ok(match fmt {
+        netcdf_sys::NC_FORMAT_CLASSIC => Format::Classic,
+        netcdf_sys::NC_FORMAT_64BIT_OFFSET => Format::Offset64,
+        netcdf_sys::NC_FORMAT_CDF5 => Format::Cdf5,
+        netcdf_sys::NC_FORMAT_NETCDF4_CLASSIC => Format::Netcdf4Classic,
+        _ => Format::Netcdf4,
+    })
+}
+
+/// A file opened through libnetcdf for reading.
+pub struct LibReader {
+    path: String,
+    file: netcdf::File,
+    meta: Meta,
+}
+
+impl LibReader {
+    /// Open `path` (a file or a DAP URL) and read its root-group metadata.
+    pub fn open(path: &str) -> Result<LibReader> {
+        let format = inquire_format(path)?;
+        let file = netcdf::open(path).map_err(|e| Error::netcdf(path, None, e))?;
+        let mut meta = Meta::new(format);
+        for d in file.dimensions() {
+            meta.dims.push(Dim { name: d.name(), len: d.len(), unlimited: d.is_unlimited() });
+        }
+        for a in file.attributes() {
+            let value = a.value().map_err(|e| Error::netcdf(path, None, e))?;
+            meta.attrs.push(Attr { name: a.name().to_string(), value: attr_from(value) });
+        }
+        for v in file.variables() {
+            let name = v.name();
+            let ty = to_nc_type(&v.vartype()).ok_or_else(|| {
+                Error::var(&name, format!("{path}: user-defined types are not supported"))
+            })?;
+            let mut dims = Vec::new();
+            for d in v.dimensions() {
+                let id = meta.dim_id(&d.name()).ok_or_else(|| {
+                    Error::var(&name, format!("{path}: dimension {} is in a parent group", d.name()))
+                })?;
+                dims.push(id);
+            }
+            let mut attrs = Vec::new();
+            for a in v.attributes() {
+                let value = a.value().map_err(|e| Error::netcdf(path, Some(&name), e))?;
+                attrs.push(Attr { name: a.name().to_string(), value: attr_from(value) });
+            }
+            let chunks = if format.is_netcdf4() { v.chunking().ok().flatten() } else { None };
+            let storage = Storage { chunks, deflate: None, shuffle: false };
+            meta.vars.push(Var { name, ty, dims, attrs, storage });
+        }
+        Ok(LibReader { path: path.to_string(), file, meta })
+    }
+
+    /// The metadata.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Read the selection `sel` (one index list per dimension) of variable `var`.
+    pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
+        let v = &self.meta.vars[var];
+        let nv = self
+            .file
+            .variable(&v.name)
+            .ok_or_else(|| Error::var(&v.name, format!("{}: vanished", self.path)))?;
+        let n: usize = sel.iter().map(Vec::len).product();
+        if n == 0 {
+            return Ok(Values::with_capacity(v.ty, 0));
+        }
+        if v.ty == NcType::Str {
+            let mut out = Vec::with_capacity(n);
+            for_each_index(sel, |idx| {
+                let s = nv
+                    .get_string(idx)
+                    .map_err(|e| Error::netcdf(&self.path, Some(&v.name), e))?;
+                out.push(s);
+                Ok(())
+            })?;
+            return Ok(Values::Str(out));
+        }
+        let es = v.ty.size();
+        let runs: Vec<Vec<(usize, usize, usize, usize)>> = sel.iter().map(|s| runs_of(s)).collect();
+        let mut out = vec![0u8; n * es];
+        // Output strides (elements) over the selection shape.
+        let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
+        let mut ostride = vec![1usize; shape.len()];
+        for k in (0..shape.len().saturating_sub(1)).rev() {
+            ostride[k] = ostride[k + 1] * shape[k + 1];
+        }
+        let mut pick = vec![0usize; runs.len()];
+        loop {
+            let start: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].0).collect();
+            let count: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].1).collect();
+            let stride: Vec<isize> = (0..runs.len()).map(|k| runs[k][pick[k]].2 as isize).collect();
+            let ext: Vec<netcdf::Extent> = (0..runs.len())
+                .map(|k| netcdf::Extent::SliceCount {
+                    start: start[k],
+                    count: count[k],
+                    stride: stride[k],
+                })
+                .collect();
+            let m: usize = count.iter().product();
+            let mut buf = vec![0u8; m * es];
+            nv.get_raw_values_into(&mut buf, ext)
+                .map_err(|e| Error::netcdf(&self.path, Some(&v.name), e))?;
+            // Scatter the block into the output.
+            let offs: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].3).collect();
+            let mut i = 0usize;
+            let mut cnt = vec![0usize; runs.len()];
+            loop {
+                let o: usize =
+                    (0..runs.len()).map(|k| (offs[k] + cnt[k]) * ostride[k]).sum::<usize>();
+                out[o * es..(o + 1) * es].copy_from_slice(&buf[i * es..(i + 1) * es]);
+                i += 1;
+                if !odometer(&mut cnt, &count) {
+                    break;
+                }
+            }
+            let lens: Vec<usize> = runs.iter().map(Vec::len).collect();
+            if !odometer(&mut pick, &lens) {
+                break;
+            }
+        }
+        Ok(decode_ne(v.ty, &out))
+    }
+}
+
+/// Decode native-endian bytes of type `ty`.
+fn decode_ne(ty: NcType, raw: &[u8]) -> Values {
+    fn dec<T: NcNum>(raw: &[u8]) -> Values {
+        T::into_values(raw.chunks_exact(T::SIZE).map(T::from_ne).collect())
+    }
+    crate::dispatch_type!(ty, T => dec::<T>(raw); char => Values::Char(raw.to_vec());
+        string => Values::Str(Vec::new()))
+}
+
+/// Advance a multi-index; false when it wrapped around to all zeros.
+fn odometer(idx: &mut [usize], lens: &[usize]) -> bool {
+    for k in (0..idx.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < lens[k] {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
+}
+
+fn for_each_index(sel: &[Vec<usize>], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+    let lens: Vec<usize> = sel.iter().map(Vec::len).collect();
+    let mut pick = vec![0usize; sel.len()];
+    loop {
+        let idx: Vec<usize> = (0..sel.len()).map(|k| sel[k][pick[k]]).collect();
+        f(&idx)?;
+        if !odometer(&mut pick, &lens) {
+            return Ok(());
+        }
+    }
+}
+
+/// Split an index list into arithmetic runs: (start, count, stride, output offset).
+fn runs_of(s: &[usize]) -> Vec<(usize, usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        if i + 1 < s.len() && s[i + 1] > s[i] {
+            let step = s[i + 1] - s[i];
+            let mut j = i + 1;
+            while j + 1 < s.len() && s[j + 1] > s[j] && s[j + 1] - s[j] == step {
+                j += 1;
+            }
+            out.push((s[i], j - i + 1, step, i));
+            i = j + 1;
+        } else {
+            out.push((s[i], 1, 1, i));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A file being written through libnetcdf (netCDF-4 formats, or classic ones when our
+/// writer is switched off).
+pub struct LibWriter {
+    path: String,
+    file: netcdf::FileMut,
+    meta: Meta,
+}
+
+impl LibWriter {
+    /// Create `path` with all definitions of `meta` (format chosen by `meta.format`),
+    /// storage settings applied, NOFILL on every variable, and end define mode.
+    pub fn create(path: &str, meta: &Meta) -> Result<LibWriter> {
+        use netcdf::Options;
+        let opts = match meta.format {
+            Format::Classic => Options::empty(),
+            Format::Offset64 => Options::_64BIT_OFFSET,
+            Format::Cdf5 => Options::_64BIT_DATA,
+            Format::Netcdf4 => Options::NETCDF4,
+            Format::Netcdf4Classic => Options::NETCDF4 | Options::CLASSIC,
+        };
+        let ne = |e| Error::netcdf(path, None, e);
+        let mut file = netcdf::create_with(path, opts).map_err(ne)?;
+        for d in &meta.dims {
+            if d.unlimited {
+                file.add_unlimited_dimension(&d.name).map_err(ne)?;
+            } else {
+                file.add_dimension(&d.name, d.len).map_err(ne)?;
+            }
+        }
+        for a in &meta.attrs {
+            file.add_attribute(&a.name, attr_to(&a.value)).map_err(ne)?;
+        }
+        for v in &meta.vars {
+            let ve = |e| Error::netcdf(path, Some(&v.name), e);
+            if !meta.format.supports(v.ty) {
+                return Err(Error::var(
+                    &v.name,
+                    format!("type {} cannot be stored in a {} file", v.ty, meta.format.kind_name()),
+                ));
+            }
+            let dnames: Vec<&str> = v.dims.iter().map(|&d| meta.dims[d].name.as_str()).collect();
+            let mut nv =
+                file.add_variable_with_type(&v.name, &dnames, &from_nc_type(v.ty)).map_err(ve)?;
+            // _FillValue must be set through the fill-value API on netCDF-4 files.
+            for a in &v.attrs {
+                if a.name == "_FillValue" && meta.format.is_netcdf4() {
+                    set_fill(&mut nv, &a.value, v.ty).map_err(ve)?;
+                } else {
+                    nv.put_attribute(&a.name, attr_to(&a.value)).map_err(ve)?;
+                }
+            }
+            if meta.format.is_netcdf4() && !v.dims.is_empty() {
+                if let Some(ch) = &v.storage.chunks {
+                    nv.set_chunking(ch).map_err(ve)?;
+                }
+                if let Some(l) = v.storage.deflate.filter(|&l| l > 0) {
+                    nv.set_compression(l, v.storage.shuffle).map_err(ve)?;
+                } else if v.storage.shuffle {
+                    nv.set_compression(0, true).map_err(ve)?;
+                }
+            }
+            if v.attr("_FillValue").is_none() {
+                // SAFETY: every variable of the output is written in full by the operator
+                // before the file is closed (the writer's contract), so no unwritten cell
+                // is ever read back.
+                unsafe { nv.set_nofill() }.map_err(ve)?;
+            }
+        }
+        file.enddef().map_err(ne)?;
+        Ok(LibWriter { path: path.to_string(), file, meta: meta.clone() })
+    }
+
+    /// Write `values` (the variable's own type) into variable `var` from index `first`
+    /// of its first dimension, covering whole rows of the other dimensions.
+    pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
+        let v = &self.meta.vars[var];
+        let path = &self.path;
+        let mut nv = self
+            .file
+            .variable_mut(&v.name)
+            .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
+        if v.dims.is_empty() {
+            return put(&mut nv, values, &[], &[]).map_err(|e| Error::netcdf(path, Some(&v.name), e));
+        }
+        let inner: usize = v.dims[1..].iter().map(|&d| self.meta.dims[d].len).product();
+        let rows = if inner == 0 { 0 } else { values.len() / inner };
+        let mut start = vec![0usize; v.dims.len()];
+        start[0] = first;
+        let mut count: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
+        count[0] = rows;
+        if rows == 0 {
+            return Ok(());
+        }
+        put(&mut nv, values, &start, &count).map_err(|e| Error::netcdf(path, Some(&v.name), e))
+    }
+
+    /// Close the file, reporting libnetcdf's error if closing fails.
+    pub fn finish(self) -> Result<()> {
+        let path = self.path;
+        self.file.close().map_err(|e| Error::netcdf(&path, None, e))
+    }
+}
+
+fn set_fill(nv: &mut netcdf::VariableMut<'_>, val: &Values, ty: NcType) -> netcdf::Result<()> {
+    let val = val.convert(ty).unwrap_or_else(|| val.clone());
+    match &val {
+        Values::Byte(x) => nv.set_fill_value(x[0]),
+        Values::UByte(x) => nv.set_fill_value(x[0]),
+        Values::Short(x) => nv.set_fill_value(x[0]),
+        Values::UShort(x) => nv.set_fill_value(x[0]),
+        Values::Int(x) => nv.set_fill_value(x[0]),
+        Values::UInt(x) => nv.set_fill_value(x[0]),
+        Values::Int64(x) => nv.set_fill_value(x[0]),
+        Values::UInt64(x) => nv.set_fill_value(x[0]),
+        Values::Float(x) => nv.set_fill_value(x[0]),
+        Values::Double(x) => nv.set_fill_value(x[0]),
+        Values::Char(x) => nv.set_fill_value(NcChar(x.first().copied().unwrap_or(0))),
+        Values::Str(_) => Ok(()),
+    }
+}
+
+fn put(
+    nv: &mut netcdf::VariableMut<'_>,
+    values: &Values,
+    start: &[usize],
+    count: &[usize],
+) -> netcdf::Result<()> {
+    let ext: netcdf::Extents = if start.is_empty() {
+        netcdf::Extents::All
+    } else {
+        (start, count).try_into()?
+    };
+    match values {
+        Values::Byte(x) => nv.put_values(x, ext),
+        Values::UByte(x) => nv.put_values(x, ext),
+        Values::Short(x) => nv.put_values(x, ext),
+        Values::UShort(x) => nv.put_values(x, ext),
+        Values::Int(x) => nv.put_values(x, ext),
+        Values::UInt(x) => nv.put_values(x, ext),
+        Values::Int64(x) => nv.put_values(x, ext),
+        Values::UInt64(x) => nv.put_values(x, ext),
+        Values::Float(x) => nv.put_values(x, ext),
+        Values::Double(x) => nv.put_values(x, ext),
+        Values::Char(c) => {
+            let v: Vec<NcChar> = c.iter().map(|&b| NcChar(b)).collect();
+            nv.put_values(&v, ext)
+        }
+        Values::Str(s) => {
+            // One element at a time: the crate has no bulk string put.
+            let mut idx = vec![0usize; count.len()];
+            for item in s {
+                let mut full = idx.clone();
+                for (k, f) in full.iter_mut().enumerate() {
+                    *f += start[k];
+                }
+                nv.put_string(item, full.as_slice())?;
+                odometer(&mut idx, count);
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_of;
+
+    #[test]
+    fn runs_split_arithmetic_progressions() {
+        assert_eq!(runs_of(&[0, 1, 2, 3]), vec![(0, 4, 1, 0)]);
+        assert_eq!(runs_of(&[0, 2, 4, 1, 3]), vec![(0, 3, 2, 0), (1, 2, 2, 3)]);
+        assert_eq!(runs_of(&[3, 0, 1]), vec![(3, 1, 1, 0), (0, 2, 1, 1)]);
+        assert_eq!(runs_of(&[5]), vec![(5, 1, 1, 0)]);
+    }
+}

@@ -1,0 +1,215 @@
+//! Variable selection: `-v`/`-x` lists with regular expressions, `-C`/`-c`, and the
+//! coordinate and CF-associated variables NCO carries along (NCO manual, "Subsetting
+//! Files", "Subsetting Coordinate Variables", "CF Conventions").
+//!
+//! Rules, checked against NCO 5.1.4:
+//! * a list item without regular-expression characters must name a variable (else an
+//!   error); an item with them is a POSIX-style regular expression searched in each
+//!   name (`^three_*` matches `three`) and may match nothing;
+//! * unless `-C`, the coordinate variables of every extracted variable's dimensions
+//!   are added, and so are the variables named by the CF attributes `coordinates`,
+//!   `bounds`, `climatology`, `formula_terms`, `ancillary_variables`, `cell_measures`
+//!   and `grid_mapping` (`--no_frm_trm`, `--no_cll_msr` switch two off), repeatedly
+//!   until nothing new is added; an extracted `lev` also brings its interface twin
+//!   `ilev` as NCO 5 does;
+//! * `-c` adds every coordinate variable of the file;
+//! * `-x` excludes the list; excluding a variable that another extracted variable needs
+//!   as coordinate or CF-associated variable is an error unless `-C`;
+//! * the result is in alphabetical (byte) order, as NCO writes and prints it.
+
+use regex::Regex;
+
+use crate::error::{Error, Result};
+use crate::model::Meta;
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct SelectArgs {
+    /// `-v` list items (names or regular expressions); empty = all variables.
+    pub vars: Vec<String>,
+    /// `-x`: exclude the list instead.
+    pub exclude: bool,
+    /// `-C`: do not add coordinate or associated variables.
+    pub no_coords: bool,
+    /// `-c`: add all coordinate variables.
+    pub all_coords: bool,
+    /// `--no_frm_trm`: do not follow `formula_terms`.
+    pub no_formula_terms: bool,
+    /// `--no_cll_msr`: do not follow `cell_measures`.
+    pub no_cell_measures: bool,
+}
+
+fn is_regex(s: &str) -> bool {
+    s.chars().any(|c| ".*^$+?[](){}|\\".contains(c))
+}
+
+/// Names referenced by one CF attribute value.
+fn referenced(attr: &str, text: &str) -> Vec<String> {
+    match attr {
+        // "a: hyam b: hybm" / "area: areacella": every token after a "key:" token.
+        "formula_terms" | "cell_measures" => {
+            text.split_whitespace().filter(|t| !t.ends_with(':')).map(str::to_string).collect()
+        }
+        // "crs" or "crs: lat lon": names only.
+        "grid_mapping" => {
+            text.split_whitespace().filter(|t| !t.ends_with(':')).map(str::to_string).collect()
+        }
+        _ => text.split_whitespace().map(str::to_string).collect(),
+    }
+}
+
+/// The variables that `var` brings along (coordinates of its dimensions and CF
+/// associated variables), as indices.
+pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
+    let v = &meta.vars[var];
+    let mut out = Vec::new();
+    for &d in &v.dims {
+        if let Some(c) = meta.var_id(&meta.dims[d].name) {
+            if meta.is_coord_var(&meta.vars[c]) {
+                out.push(c);
+            }
+        }
+    }
+    let mut attrs = vec!["coordinates", "bounds", "climatology", "ancillary_variables", "grid_mapping"];
+    if !args.no_formula_terms {
+        attrs.push("formula_terms");
+    }
+    if !args.no_cell_measures {
+        attrs.push("cell_measures");
+    }
+    for a in attrs {
+        if let Some(t) = v.attr_text(a) {
+            out.extend(referenced(a, &t).iter().filter_map(|n| meta.var_id(n)));
+        }
+    }
+    if v.name == "lev" {
+        out.extend(meta.var_id("ilev"));
+    }
+    out
+}
+
+/// Resolve the extraction list to variable indices in alphabetical order.
+///
+/// Errors: a plain name that is not in the file; `-x` of a variable others need
+/// without `-C` (both messages name the variable).
+pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
+    let n = meta.vars.len();
+    let mut listed = vec![false; n];
+    for item in &args.vars {
+        if is_regex(item) {
+            let re = Regex::new(item)
+                .map_err(|e| Error::option("-v", format!("bad regular expression {item}: {e}")))?;
+            for (i, v) in meta.vars.iter().enumerate() {
+                if re.is_match(&v.name) {
+                    listed[i] = true;
+                }
+            }
+        } else {
+            let i = meta.var_id(item).ok_or_else(|| {
+                Error::var(item, "is not in the input file (-v names an unknown variable)")
+            })?;
+            listed[i] = true;
+        }
+    }
+    let mut keep: Vec<bool> = if args.vars.is_empty() {
+        vec![!args.exclude; n]
+    } else if args.exclude {
+        listed.iter().map(|&l| !l).collect()
+    } else {
+        listed.clone()
+    };
+    if args.all_coords {
+        for (i, v) in meta.vars.iter().enumerate() {
+            if meta.is_coord_var(v) {
+                keep[i] = true;
+            }
+        }
+    }
+    if !args.no_coords {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 0..n {
+                if !keep[i] {
+                    continue;
+                }
+                for a in associated(meta, i, args) {
+                    if !keep[a] {
+                        if args.exclude && listed[a] {
+                            return Err(Error::var(
+                                &meta.vars[a].name,
+                                format!(
+                                    "cannot be excluded: it is a coordinate or CF-associated \
+                                     variable of {}; add -C to exclude it",
+                                    meta.vars[i].name
+                                ),
+                            ));
+                        }
+                        keep[a] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<usize> = (0..n).filter(|&i| keep[i]).collect();
+    out.sort_by(|&a, &b| meta.vars[a].name.as_bytes().cmp(meta.vars[b].name.as_bytes()));
+    Ok(out)
+}
+
+/// Split a comma-separated `-v` argument into items.
+pub fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Attr, Dim, Format, Storage, Var};
+    use crate::types::NcType;
+
+    fn meta() -> Meta {
+        let mut m = Meta::new(Format::Classic);
+        m.dims.push(Dim { name: "lev".into(), len: 3, unlimited: false });
+        let var = |name: &str, dims: Vec<usize>, attrs: Vec<Attr>| Var {
+            name: name.into(),
+            ty: NcType::Float,
+            dims,
+            attrs,
+            storage: Storage::default(),
+        };
+        m.vars.push(var("lev", vec![0], vec![Attr::text("bounds", "lev_bnd"), Attr::text("formula_terms", "a: hyam p0: P0")]));
+        m.vars.push(var("lev_bnd", vec![0], vec![]));
+        m.vars.push(var("hyam", vec![0], vec![]));
+        m.vars.push(var("P0", vec![], vec![]));
+        m.vars.push(var("three", vec![0], vec![]));
+        m.vars.push(var("three_x", vec![], vec![]));
+        m
+    }
+
+    fn names(m: &Meta, ids: &[usize]) -> Vec<String> {
+        ids.iter().map(|&i| m.vars[i].name.clone()).collect()
+    }
+
+    #[test]
+    fn coordinates_and_cf_associates_follow() {
+        let m = meta();
+        let a = SelectArgs { vars: vec!["three".into()], ..Default::default() };
+        assert_eq!(names(&m, &select(&m, &a).unwrap()), ["P0", "hyam", "lev", "lev_bnd", "three"]);
+        let a = SelectArgs { vars: vec!["three".into()], no_coords: true, ..Default::default() };
+        assert_eq!(names(&m, &select(&m, &a).unwrap()), ["three"]);
+    }
+
+    #[test]
+    fn regex_exclude_and_errors() {
+        let m = meta();
+        let a = SelectArgs { vars: vec!["^three_*".into()], no_coords: true, ..Default::default() };
+        assert_eq!(names(&m, &select(&m, &a).unwrap()), ["three", "three_x"]);
+        let a = SelectArgs { vars: vec!["nosuch".into()], ..Default::default() };
+        assert!(select(&m, &a).unwrap_err().to_string().contains("nosuch"));
+        let a = SelectArgs { vars: vec!["lev".into()], exclude: true, ..Default::default() };
+        assert!(select(&m, &a).is_err());
+        let a = SelectArgs { vars: vec!["lev".into()], exclude: true, no_coords: true, ..Default::default() };
+        assert!(!names(&m, &select(&m, &a).unwrap()).contains(&"lev".to_string()));
+    }
+}

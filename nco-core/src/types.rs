@@ -1,0 +1,570 @@
+//! netCDF external types, the [`NcNum`] trait over the ten numeric types, and the
+//! runtime-typed buffer [`Values`].
+//!
+//! The list of numeric types appears only in two macros of this module:
+//! `impl_nc_num!` (the trait implementations) and [`dispatch!`](crate::dispatch)
+//! (runtime tag to monomorphised generic call). Kernels are ordinary generic functions
+//! bounded on [`NcNum`]; they are never copied per type.
+//!
+//! Source of the type codes, sizes and default fill values: the netCDF User Guide,
+//! "Data Types" and `netcdf.h` (`NC_FILL_*`).
+
+use std::fmt;
+
+/// A netCDF external data type (the `nc_type` of the C library).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NcType {
+    /// NC_BYTE: signed 8-bit integer.
+    Byte,
+    /// NC_CHAR: 8-bit character (text).
+    Char,
+    /// NC_SHORT: signed 16-bit integer.
+    Short,
+    /// NC_INT: signed 32-bit integer.
+    Int,
+    /// NC_FLOAT: IEEE 754 single precision.
+    Float,
+    /// NC_DOUBLE: IEEE 754 double precision.
+    Double,
+    /// NC_UBYTE: unsigned 8-bit integer (netCDF-4 and CDF-5).
+    UByte,
+    /// NC_USHORT: unsigned 16-bit integer (netCDF-4 and CDF-5).
+    UShort,
+    /// NC_UINT: unsigned 32-bit integer (netCDF-4 and CDF-5).
+    UInt,
+    /// NC_INT64: signed 64-bit integer (netCDF-4 and CDF-5).
+    Int64,
+    /// NC_UINT64: unsigned 64-bit integer (netCDF-4 and CDF-5).
+    UInt64,
+    /// NC_STRING: variable-length string (netCDF-4 only).
+    Str,
+}
+
+impl NcType {
+    /// The `nc_type` code of `netcdf.h` (NC_BYTE = 1 ... NC_STRING = 12).
+    pub fn code(self) -> i32 {
+        match self {
+            NcType::Byte => 1,
+            NcType::Char => 2,
+            NcType::Short => 3,
+            NcType::Int => 4,
+            NcType::Float => 5,
+            NcType::Double => 6,
+            NcType::UByte => 7,
+            NcType::UShort => 8,
+            NcType::UInt => 9,
+            NcType::Int64 => 10,
+            NcType::UInt64 => 11,
+            NcType::Str => 12,
+        }
+    }
+
+    /// The type for an `nc_type` code, `None` for codes outside 1..=12.
+    pub fn from_code(code: i32) -> Option<NcType> {
+        Some(match code {
+            1 => NcType::Byte,
+            2 => NcType::Char,
+            3 => NcType::Short,
+            4 => NcType::Int,
+            5 => NcType::Float,
+            6 => NcType::Double,
+            7 => NcType::UByte,
+            8 => NcType::UShort,
+            9 => NcType::UInt,
+            10 => NcType::Int64,
+            11 => NcType::UInt64,
+            12 => NcType::Str,
+            _ => return None,
+        })
+    }
+
+    /// Size of one element in bytes (a string is counted as one pointer-sized handle: 8).
+    pub fn size(self) -> usize {
+        match self {
+            NcType::Byte | NcType::Char | NcType::UByte => 1,
+            NcType::Short | NcType::UShort => 2,
+            NcType::Int | NcType::UInt | NcType::Float => 4,
+            NcType::Double | NcType::Int64 | NcType::UInt64 | NcType::Str => 8,
+        }
+    }
+
+    /// The C-library name, as NCO prints it in `--trd` metadata (`NC_FLOAT`).
+    pub fn nc_name(self) -> &'static str {
+        match self {
+            NcType::Byte => "NC_BYTE",
+            NcType::Char => "NC_CHAR",
+            NcType::Short => "NC_SHORT",
+            NcType::Int => "NC_INT",
+            NcType::Float => "NC_FLOAT",
+            NcType::Double => "NC_DOUBLE",
+            NcType::UByte => "NC_UBYTE",
+            NcType::UShort => "NC_USHORT",
+            NcType::UInt => "NC_UINT",
+            NcType::Int64 => "NC_INT64",
+            NcType::UInt64 => "NC_UINT64",
+            NcType::Str => "NC_STRING",
+        }
+    }
+
+    /// The CDL keyword (`float`, `ushort`, `string`...), as ncdump and `ncks --cdl` print it.
+    pub fn cdl_name(self) -> &'static str {
+        match self {
+            NcType::Byte => "byte",
+            NcType::Char => "char",
+            NcType::Short => "short",
+            NcType::Int => "int",
+            NcType::Float => "float",
+            NcType::Double => "double",
+            NcType::UByte => "ubyte",
+            NcType::UShort => "ushort",
+            NcType::UInt => "uint",
+            NcType::Int64 => "int64",
+            NcType::UInt64 => "uint64",
+            NcType::Str => "string",
+        }
+    }
+
+    /// True for the six types of the classic data model (CDF-1/CDF-2 files).
+    pub fn is_classic(self) -> bool {
+        matches!(
+            self,
+            NcType::Byte
+                | NcType::Char
+                | NcType::Short
+                | NcType::Int
+                | NcType::Float
+                | NcType::Double
+        )
+    }
+
+    /// True for the ten numeric types (everything but NC_CHAR and NC_STRING).
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, NcType::Char | NcType::Str)
+    }
+
+    /// True for NC_FLOAT and NC_DOUBLE.
+    pub fn is_float(self) -> bool {
+        matches!(self, NcType::Float | NcType::Double)
+    }
+
+    /// Rank of the type in NCO's arithmetic promotion order: a binary operation on two
+    /// variables gives the type with the higher rank (NCO manual, "Type Conversion").
+    pub fn precision_rank(self) -> u8 {
+        match self {
+            NcType::Char | NcType::Str => 0,
+            NcType::Byte => 1,
+            NcType::UByte => 2,
+            NcType::Short => 3,
+            NcType::UShort => 4,
+            NcType::Int => 5,
+            NcType::UInt => 6,
+            NcType::Int64 => 7,
+            NcType::UInt64 => 8,
+            NcType::Float => 9,
+            NcType::Double => 10,
+        }
+    }
+}
+
+impl fmt::Display for NcType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.nc_name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The ten numeric netCDF types as Rust types: i8, u8, i16, u16, i32, u32, i64, u64, f32, f64.
+///
+/// Sealed: implemented only by this module's `impl_nc_num!` macro.
+pub trait NcNum:
+    sealed::Sealed + Copy + Send + Sync + PartialEq + PartialOrd + Default + fmt::Debug + 'static
+{
+    /// The netCDF type tag.
+    const TYPE: NcType;
+    /// The library default fill value (`NC_FILL_*` of `netcdf.h`).
+    const DEFAULT_FILL: Self;
+    /// Size in bytes.
+    const SIZE: usize;
+    /// Exact for all integers up to 2^53 and for floats.
+    fn to_f64(self) -> f64;
+    /// Conversion as NCO does it (`nco_var_cnf_typ`): to integer types by rounding to
+    /// the nearest integer with ties to even (C's `lrint` in the default rounding mode),
+    /// saturating at the type's range, NaN to 0; to floating types by `as`.
+    fn from_f64(x: f64) -> Self;
+    /// Decode one big-endian element (the classic format's byte order); `b.len() == SIZE`.
+    fn from_be(b: &[u8]) -> Self;
+    /// Encode one element big-endian into `out` (`out.len() == SIZE`).
+    fn write_be(self, out: &mut [u8]);
+    /// Decode one native-endian element.
+    fn from_ne(b: &[u8]) -> Self;
+    /// Wrap the vector into the matching [`Values`] variant.
+    fn into_values(v: Vec<Self>) -> Values;
+    /// Borrow the matching variant's vector, `None` for another type.
+    fn slice_of(v: &Values) -> Option<&[Self]>;
+    /// Mutably borrow the matching variant's vector, `None` for another type.
+    fn vec_of_mut(v: &mut Values) -> Option<&mut Vec<Self>>;
+    /// Wrapping conversion from i64, as C integer assignment truncates (used where NCO
+    /// wraps, e.g. `ncwa -y ttl` on NC_SHORT).
+    fn from_i64_wrapping(x: i64) -> Self;
+}
+
+macro_rules! impl_nc_num {
+    (int: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl NcNum for $t {
+            const TYPE: NcType = NcType::$tag;
+            const DEFAULT_FILL: Self = $fill;
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline]
+            fn from_f64(x: f64) -> Self {
+                // `as` saturates and maps NaN to 0; round_ties_even matches lrint.
+                x.round_ties_even() as $t
+            }
+            #[inline]
+            fn from_be(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_be_bytes(a)
+            }
+            #[inline]
+            fn write_be(self, out: &mut [u8]) { out.copy_from_slice(&self.to_be_bytes()); }
+            #[inline]
+            fn from_ne(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_ne_bytes(a)
+            }
+            fn into_values(v: Vec<Self>) -> Values { Values::$variant(v) }
+            fn slice_of(v: &Values) -> Option<&[Self]> {
+                if let Values::$variant(x) = v { Some(x) } else { None }
+            }
+            fn vec_of_mut(v: &mut Values) -> Option<&mut Vec<Self>> {
+                if let Values::$variant(x) = v { Some(x) } else { None }
+            }
+            #[inline]
+            fn from_i64_wrapping(x: i64) -> Self { x as $t }
+        }
+    )*};
+    (float: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl NcNum for $t {
+            const TYPE: NcType = NcType::$tag;
+            const DEFAULT_FILL: Self = $fill;
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline]
+            fn from_f64(x: f64) -> Self { x as $t }
+            #[inline]
+            fn from_be(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_be_bytes(a)
+            }
+            #[inline]
+            fn write_be(self, out: &mut [u8]) { out.copy_from_slice(&self.to_be_bytes()); }
+            #[inline]
+            fn from_ne(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_ne_bytes(a)
+            }
+            fn into_values(v: Vec<Self>) -> Values { Values::$variant(v) }
+            fn slice_of(v: &Values) -> Option<&[Self]> {
+                if let Values::$variant(x) = v { Some(x) } else { None }
+            }
+            fn vec_of_mut(v: &mut Values) -> Option<&mut Vec<Self>> {
+                if let Values::$variant(x) = v { Some(x) } else { None }
+            }
+            #[inline]
+            fn from_i64_wrapping(x: i64) -> Self { x as $t }
+        }
+    )*};
+}
+
+impl_nc_num! { int:
+    i8 => Byte, -127, Byte;
+    u8 => UByte, 255, UByte;
+    i16 => Short, -32767, Short;
+    u16 => UShort, 65535, UShort;
+    i32 => Int, -2_147_483_647, Int;
+    u32 => UInt, 4_294_967_295, UInt;
+    i64 => Int64, -9_223_372_036_854_775_806, Int64;
+    u64 => UInt64, 18_446_744_073_709_551_614, UInt64;
+}
+impl_nc_num! { float:
+    f32 => Float, 9.969_209_968_386_869e36, Float;
+    f64 => Double, 9.969_209_968_386_869e36, Double;
+}
+
+/// A runtime-typed buffer of netCDF values: variable data (row-major, C order) or an
+/// attribute's value. NC_CHAR is kept as raw bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// NC_BYTE
+    Byte(Vec<i8>),
+    /// NC_CHAR (raw bytes, not necessarily UTF-8 nor NUL-free)
+    Char(Vec<u8>),
+    /// NC_SHORT
+    Short(Vec<i16>),
+    /// NC_INT
+    Int(Vec<i32>),
+    /// NC_FLOAT
+    Float(Vec<f32>),
+    /// NC_DOUBLE
+    Double(Vec<f64>),
+    /// NC_UBYTE
+    UByte(Vec<u8>),
+    /// NC_USHORT
+    UShort(Vec<u16>),
+    /// NC_UINT
+    UInt(Vec<u32>),
+    /// NC_INT64
+    Int64(Vec<i64>),
+    /// NC_UINT64
+    UInt64(Vec<u64>),
+    /// NC_STRING
+    Str(Vec<String>),
+}
+
+/// Call a generic function on the typed vector inside a [`Values`].
+///
+/// `dispatch!(values, v => expr)` binds `v` to the inner `Vec<T>` (or `&Vec<T>`,
+/// `&mut Vec<T>` following how `values` is passed) for each numeric variant and
+/// evaluates `expr`; the `char` and `string` arms are given after `;`.
+///
+/// ```ignore
+/// let n = dispatch!(&vals, v => v.len(); char c => c.len(); string s => s.len());
+/// ```
+#[macro_export]
+macro_rules! dispatch {
+    ($val:expr, $v:ident => $num:expr; char $c:ident => $chr:expr; string $s:ident => $str:expr) => {
+        match $val {
+            $crate::types::Values::Byte($v) => $num,
+            $crate::types::Values::Short($v) => $num,
+            $crate::types::Values::Int($v) => $num,
+            $crate::types::Values::Float($v) => $num,
+            $crate::types::Values::Double($v) => $num,
+            $crate::types::Values::UByte($v) => $num,
+            $crate::types::Values::UShort($v) => $num,
+            $crate::types::Values::UInt($v) => $num,
+            $crate::types::Values::Int64($v) => $num,
+            $crate::types::Values::UInt64($v) => $num,
+            $crate::types::Values::Char($c) => $chr,
+            $crate::types::Values::Str($s) => $str,
+        }
+    };
+}
+
+/// Call a generic function for a runtime [`NcType`]: `dispatch_type!(ty, T => expr;
+/// char => e1; string => e2)` evaluates `expr` with the type alias `T` bound to the
+/// matching Rust numeric type.
+#[macro_export]
+macro_rules! dispatch_type {
+    ($ty:expr, $T:ident => $num:expr; char => $chr:expr; string => $str:expr) => {
+        match $ty {
+            $crate::types::NcType::Byte => {
+                type $T = i8;
+                $num
+            }
+            $crate::types::NcType::Short => {
+                type $T = i16;
+                $num
+            }
+            $crate::types::NcType::Int => {
+                type $T = i32;
+                $num
+            }
+            $crate::types::NcType::Float => {
+                type $T = f32;
+                $num
+            }
+            $crate::types::NcType::Double => {
+                type $T = f64;
+                $num
+            }
+            $crate::types::NcType::UByte => {
+                type $T = u8;
+                $num
+            }
+            $crate::types::NcType::UShort => {
+                type $T = u16;
+                $num
+            }
+            $crate::types::NcType::UInt => {
+                type $T = u32;
+                $num
+            }
+            $crate::types::NcType::Int64 => {
+                type $T = i64;
+                $num
+            }
+            $crate::types::NcType::UInt64 => {
+                type $T = u64;
+                $num
+            }
+            $crate::types::NcType::Char => $chr,
+            $crate::types::NcType::Str => $str,
+        }
+    };
+}
+
+impl Values {
+    /// The netCDF type of the buffer.
+    pub fn nc_type(&self) -> NcType {
+        dispatch!(self, v => elem_type(v); char _c => NcType::Char; string _s => NcType::Str)
+    }
+
+    /// Number of elements (bytes for NC_CHAR).
+    pub fn len(&self) -> usize {
+        dispatch!(self, v => v.len(); char c => c.len(); string s => s.len())
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An empty buffer of type `ty` with room for `cap` elements.
+    pub fn with_capacity(ty: NcType, cap: usize) -> Values {
+        dispatch_type!(ty, T => T::into_values(Vec::<T>::with_capacity(cap));
+            char => Values::Char(Vec::with_capacity(cap));
+            string => Values::Str(Vec::with_capacity(cap)))
+    }
+
+    /// `n` elements of type `ty`, all zero (empty strings for NC_STRING).
+    pub fn zeros(ty: NcType, n: usize) -> Values {
+        dispatch_type!(ty, T => T::into_values(vec![T::default(); n]);
+            char => Values::Char(vec![0; n]);
+            string => Values::Str(vec![String::new(); n]))
+    }
+
+    /// Element `i` as f64 (`None` for text, or out of range).
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        dispatch!(self, v => v.get(i).map(|x| x.to_f64()); char _c => None; string _s => None)
+    }
+
+    /// All elements as f64 (`None` for text).
+    pub fn to_f64_vec(&self) -> Option<Vec<f64>> {
+        dispatch!(self, v => Some(v.iter().map(|x| x.to_f64()).collect()); char _c => None;
+            string _s => None)
+    }
+
+    /// Build a buffer of type `ty` from f64 values with NCO's conversion rule
+    /// ([`NcNum::from_f64`]); `None` for text types.
+    pub fn from_f64_slice(ty: NcType, x: &[f64]) -> Option<Values> {
+        dispatch_type!(ty, T => Some(T::into_values(x.iter().map(|&v| T::from_f64(v)).collect()));
+            char => None; string => None)
+    }
+
+    /// Convert to another numeric type with NCO's rule; text converts only to itself.
+    pub fn convert(&self, ty: NcType) -> Option<Values> {
+        if self.nc_type() == ty {
+            return Some(self.clone());
+        }
+        let x = self.to_f64_vec()?;
+        Values::from_f64_slice(ty, &x)
+    }
+
+    /// Text of an NC_CHAR buffer up to its first NUL, lossily decoded; strings joined by
+    /// commas; numbers `None`.
+    pub fn as_text(&self) -> Option<String> {
+        match self {
+            Values::Char(c) => {
+                let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                Some(String::from_utf8_lossy(&c[..end]).into_owned())
+            }
+            Values::Str(s) => Some(s.join(",")),
+            _ => None,
+        }
+    }
+
+    /// Keep the elements at `idx` (in that order).
+    pub fn gather(&self, idx: &[usize]) -> Values {
+        dispatch!(self, v => NcNum::into_values(idx.iter().map(|&i| v[i]).collect());
+            char c => Values::Char(idx.iter().map(|&i| c[i]).collect());
+            string s => Values::Str(idx.iter().map(|&i| s[i].clone()).collect()))
+    }
+
+    /// Append all of `other` (same type) to `self`; false when the types differ.
+    pub fn extend_from(&mut self, other: &Values) -> bool {
+        match (self, other) {
+            (Values::Char(a), Values::Char(b)) => a.extend_from_slice(b),
+            (Values::Str(a), Values::Str(b)) => a.extend_from_slice(b),
+            (a, b) => {
+                fn ext<T: NcNum>(a: &mut Values, b: &Values) -> bool {
+                    match (T::vec_of_mut(a), T::slice_of(b)) {
+                        (Some(x), Some(y)) => {
+                            x.extend_from_slice(y);
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                let ty = a.nc_type();
+                return dispatch_type!(ty, T => ext::<T>(a, b); char => false; string => false);
+            }
+        }
+        true
+    }
+
+    /// Copy of the elements `start..start+count`.
+    pub fn slice(&self, start: usize, count: usize) -> Values {
+        let r = start..start + count;
+        dispatch!(self, v => NcNum::into_values(v[r].to_vec());
+            char c => Values::Char(c[r].to_vec());
+            string s => Values::Str(s[r].to_vec()))
+    }
+}
+
+fn elem_type<T: NcNum>(_: &[T]) -> NcType {
+    T::TYPE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        for c in 1..=12 {
+            assert_eq!(NcType::from_code(c).map(NcType::code), Some(c));
+        }
+        assert_eq!(NcType::from_code(0), None);
+        assert_eq!(NcType::from_code(13), None);
+    }
+
+    #[test]
+    fn integer_conversion_rounds_ties_to_even_like_lrint() {
+        assert_eq!(i16::from_f64(2.5), 2);
+        assert_eq!(i16::from_f64(3.5), 4);
+        assert_eq!(i16::from_f64(-2.7), -3);
+        assert_eq!(i16::from_f64(1e9), i16::MAX);
+        assert_eq!(i32::from_f64(f64::NAN), 0);
+        assert_eq!(u8::from_f64(-3.0), 0);
+    }
+
+    #[test]
+    fn default_fills_match_netcdf_h() {
+        assert_eq!(f32::DEFAULT_FILL, 9.969_21e36_f32);
+        assert_eq!(i16::DEFAULT_FILL, -32767);
+        assert_eq!(i8::DEFAULT_FILL, -127);
+    }
+
+    #[test]
+    fn values_convert_gather_extend() {
+        let v = Values::Double(vec![1.4, 2.5, 3.5]);
+        assert_eq!(v.convert(NcType::Short), Some(Values::Short(vec![1, 2, 4])));
+        assert_eq!(v.gather(&[2, 0]), Values::Double(vec![3.5, 1.4]));
+        let mut a = Values::Int(vec![1]);
+        assert!(a.extend_from(&Values::Int(vec![2, 3])));
+        assert!(!a.extend_from(&Values::Float(vec![2.0])));
+        assert_eq!(a, Values::Int(vec![1, 2, 3]));
+        assert_eq!(Values::Char(b"ab\0c".to_vec()).as_text().as_deref(), Some("ab"));
+    }
+}
