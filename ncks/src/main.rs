@@ -1,1 +1,1 @@
-fn main() {}
+nco_core::main!("ncks", ncks::run);

@@ -58,7 +58,12 @@ pub fn parse_date(s: &str) -> Option<DateTime> {
         // Local time minus the offset is UTC.
         seconds -= sign * (h * 3600.0 + m * 60.0);
     }
-    Some(DateTime { year, month, day, seconds })
+    Some(DateTime {
+        year,
+        month,
+        day,
+        seconds,
+    })
 }
 
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -134,14 +139,24 @@ mod tests {
     #[test]
     fn nco_time_udunits_values() {
         let u = "hours since 1900-01-01 00:00:0.0";
-        assert_eq!(date_to_value("1999-12-08 18:00:0.0", u, None), Some(876_018.0));
-        assert_eq!(date_to_value("1999-12-09 12:00:0.0", u, None), Some(876_036.0));
+        assert_eq!(
+            date_to_value("1999-12-08 18:00:0.0", u, None),
+            Some(876_018.0)
+        );
+        assert_eq!(
+            date_to_value("1999-12-09 12:00:0.0", u, None),
+            Some(876_036.0)
+        );
     }
 
     #[test]
     fn rebase_with_time_zone() {
-        let (f, o) = rebase("days since 1964-03-22 12:09:00 -9:00", "days since 1964-03-12", None)
-            .unwrap();
+        let (f, o) = rebase(
+            "days since 1964-03-22 12:09:00 -9:00",
+            "days since 1964-03-12",
+            None,
+        )
+        .unwrap();
         assert_eq!(f, 1.0);
         assert!((o - (10.0 + (12.0 * 3600.0 + 540.0 + 9.0 * 3600.0) / 86_400.0)).abs() < 1e-9);
     }
@@ -150,8 +165,14 @@ mod tests {
     fn calendars() {
         let d = parse_date("2001-03-01").unwrap();
         let e = parse_date("2001-02-28").unwrap();
-        assert_eq!(day_number(&d, Some("360_day")) - day_number(&e, Some("360_day")), 3.0);
-        assert_eq!(day_number(&d, Some("noleap")) - day_number(&e, Some("noleap")), 1.0);
+        assert_eq!(
+            day_number(&d, Some("360_day")) - day_number(&e, Some("360_day")),
+            3.0
+        );
+        assert_eq!(
+            day_number(&d, Some("noleap")) - day_number(&e, Some("noleap")),
+            1.0
+        );
         assert!(parse_date("not a date").is_none());
     }
 }

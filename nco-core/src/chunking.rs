@@ -19,13 +19,24 @@ use crate::model::{Meta, Var};
 #[derive(Args, Debug, Clone, Default)]
 pub struct ChunkArgs {
     /// Chunking policy: all, g2d, g3d, r1d, xpl, xst, nco, uck (unchunk), none
-    #[arg(long = "cnk_plc", visible_alias = "chunk_policy", value_name = "POLICY")]
+    #[arg(
+        id = "cnk_plc",
+        long = "cnk_plc",
+        visible_alias = "chunk_policy",
+        value_name = "POLICY"
+    )]
     pub policy: Option<String>,
     /// Chunking map: dmn, rd1, scl, prd, lfp, xst, nc4, nco
-    #[arg(long = "cnk_map", visible_alias = "chunk_map", value_name = "MAP")]
+    #[arg(
+        id = "cnk_map",
+        long = "cnk_map",
+        visible_alias = "chunk_map",
+        value_name = "MAP"
+    )]
     pub map: Option<String>,
     /// Chunk size of one dimension: name,size (repeatable)
     #[arg(
+        id = "cnk_dmn",
         long = "cnk_dmn",
         visible_alias = "chunk_dimension",
         value_name = "DIM,SIZE",
@@ -33,42 +44,78 @@ pub struct ChunkArgs {
     )]
     pub dims: Vec<String>,
     /// Target chunk size in bytes (maps lfp/prd)
-    #[arg(long = "cnk_byt", visible_alias = "chunk_byte", value_name = "BYTES")]
+    #[arg(
+        id = "cnk_byt",
+        long = "cnk_byt",
+        visible_alias = "chunk_byte",
+        value_name = "BYTES"
+    )]
     pub bytes: Option<u64>,
     /// Smallest variable (bytes) that gets chunked
-    #[arg(long = "cnk_min", visible_alias = "chunk_min", value_name = "BYTES")]
+    #[arg(
+        id = "cnk_min",
+        long = "cnk_min",
+        visible_alias = "chunk_min",
+        value_name = "BYTES"
+    )]
     pub min: Option<u64>,
     /// Chunk scalar: elements per dimension (map scl) or per chunk (map prd)
-    #[arg(long = "cnk_scl", visible_alias = "chunk_scalar", value_name = "N")]
+    #[arg(
+        id = "cnk_scl",
+        long = "cnk_scl",
+        visible_alias = "chunk_scalar",
+        value_name = "N"
+    )]
     pub scalar: Option<usize>,
     /// HDF5 chunk cache size in bytes
-    #[arg(long = "cnk_csh", visible_alias = "chunk_cache", value_name = "BYTES")]
+    #[arg(
+        id = "cnk_csh",
+        long = "cnk_csh",
+        visible_alias = "chunk_cache",
+        value_name = "BYTES"
+    )]
     pub cache: Option<usize>,
 }
 
-const POLICIES: &[&str] = &["all", "g2d", "g3d", "r1d", "xpl", "xst", "nco", "uck", "none", "unchunk"];
-const MAPS: &[&str] = &["dmn", "rd1", "scl", "prd", "lfp", "xst", "nc4", "nco", "rew"];
+const POLICIES: &[&str] = &[
+    "all", "g2d", "g3d", "r1d", "xpl", "xst", "nco", "uck", "none", "unchunk",
+];
+const MAPS: &[&str] = &[
+    "dmn", "rd1", "scl", "prd", "lfp", "xst", "nc4", "nco", "rew",
+];
 
 fn strip(s: &str) -> String {
-    s.trim_start_matches("cnk_").trim_start_matches("plc_").trim_start_matches("map_").to_string()
+    s.trim_start_matches("cnk_")
+        .trim_start_matches("plc_")
+        .trim_start_matches("map_")
+        .to_string()
 }
 
 impl ChunkArgs {
     /// True when any chunking option was given.
     pub fn any(&self) -> bool {
-        self.policy.is_some() || self.map.is_some() || !self.dims.is_empty() || self.scalar.is_some()
+        self.policy.is_some()
+            || self.map.is_some()
+            || !self.dims.is_empty()
+            || self.scalar.is_some()
     }
 
     /// Validate policy and map names and `--cnk_dmn` pairs.
     pub fn check(&self) -> Result<()> {
         if let Some(p) = &self.policy {
             if !POLICIES.contains(&strip(p).as_str()) {
-                return Err(Error::option("--cnk_plc", format!("unknown chunking policy \"{p}\"")));
+                return Err(Error::option(
+                    "--cnk_plc",
+                    format!("unknown chunking policy \"{p}\""),
+                ));
             }
         }
         if let Some(m) = &self.map {
             if !MAPS.contains(&strip(m).as_str()) {
-                return Err(Error::option("--cnk_map", format!("unknown chunking map \"{m}\"")));
+                return Err(Error::option(
+                    "--cnk_map",
+                    format!("unknown chunking map \"{m}\""),
+                ));
             }
         }
         self.dim_sizes().map(|_| ())
@@ -81,9 +128,17 @@ impl ChunkArgs {
                 let (n, v) = s.split_once(',').ok_or_else(|| {
                     Error::option("--cnk_dmn", format!("\"{s}\" is not name,size"))
                 })?;
-                let size = v.trim().parse::<usize>().ok().filter(|&x| x > 0).ok_or_else(|| {
-                    Error::option("--cnk_dmn", format!("size in \"{s}\" must be a positive integer"))
-                })?;
+                let size = v
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&x| x > 0)
+                    .ok_or_else(|| {
+                        Error::option(
+                            "--cnk_dmn",
+                            format!("size in \"{s}\" must be a positive integer"),
+                        )
+                    })?;
                 Ok((n.trim().to_string(), size))
             })
             .collect()
@@ -102,7 +157,10 @@ impl ChunkArgs {
         }
         let rank = v.dims.len();
         let record = meta.is_record_var(v);
-        let named = v.dims.iter().any(|&d| explicit.iter().any(|(n, _)| *n == meta.dims[d].name));
+        let named = v
+            .dims
+            .iter()
+            .any(|&d| explicit.iter().any(|(n, _)| *n == meta.dims[d].name));
         let chosen = match policy.as_deref().unwrap_or("g2d") {
             "all" => true,
             "g2d" | "nco" => rank >= 2,
@@ -119,11 +177,18 @@ impl ChunkArgs {
         if bytes < self.min.unwrap_or(8192) && !record {
             return None;
         }
-        let map = self.map.as_deref().map(strip).unwrap_or_else(|| "rd1".into());
+        let map = self
+            .map
+            .as_deref()
+            .map(strip)
+            .unwrap_or_else(|| "rd1".into());
         let lens: Vec<usize> = v.dims.iter().map(|&d| meta.dims[d].len.max(1)).collect();
         let mut out: Vec<usize> = match map.as_str() {
             "dmn" => lens.clone(),
-            "scl" => lens.iter().map(|&l| l.min(self.scalar.unwrap_or(l).max(1))).collect(),
+            "scl" => lens
+                .iter()
+                .map(|&l| l.min(self.scalar.unwrap_or(l).max(1)))
+                .collect(),
             "xst" => input.map_or_else(|| lens.clone(), <[usize]>::to_vec),
             "lfp" | "nco" | "prd" => {
                 // Rightmost dimensions whole, the leftmost shrunk to reach the target bytes.
@@ -165,9 +230,19 @@ mod tests {
     fn meta() -> (Meta, Var) {
         let mut m = Meta::new(Format::Netcdf4);
         for (n, l) in [("lat", 2), ("lev", 3), ("lon", 4)] {
-            m.dims.push(Dim { name: n.into(), len: l, unlimited: false });
+            m.dims.push(Dim {
+                name: n.into(),
+                len: l,
+                unlimited: false,
+            });
         }
-        let v = Var { name: "v".into(), ty: NcType::Float, dims: vec![0, 1, 2], attrs: vec![], storage: Storage::default() };
+        let v = Var {
+            name: "v".into(),
+            ty: NcType::Float,
+            dims: vec![0, 1, 2],
+            attrs: vec![],
+            storage: Storage::default(),
+        };
         (m, v)
     }
 
@@ -186,10 +261,30 @@ mod tests {
     #[test]
     fn defaults_keep_input_and_small_variables_stay_contiguous() {
         let (m, v) = meta();
-        assert_eq!(ChunkArgs::default().chunks_for(&m, &v, Some(&[1, 1, 4])), Some(vec![1, 1, 4]));
-        let a = ChunkArgs { policy: Some("all".into()), ..Default::default() };
-        assert_eq!(a.chunks_for(&m, &v, None), None, "96 bytes < default cnk_min");
-        assert!(ChunkArgs { policy: Some("bogus".into()), ..Default::default() }.check().is_err());
-        assert!(ChunkArgs { dims: vec!["lat".into()], ..Default::default() }.check().is_err());
+        assert_eq!(
+            ChunkArgs::default().chunks_for(&m, &v, Some(&[1, 1, 4])),
+            Some(vec![1, 1, 4])
+        );
+        let a = ChunkArgs {
+            policy: Some("all".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            a.chunks_for(&m, &v, None),
+            None,
+            "96 bytes < default cnk_min"
+        );
+        assert!(ChunkArgs {
+            policy: Some("bogus".into()),
+            ..Default::default()
+        }
+        .check()
+        .is_err());
+        assert!(ChunkArgs {
+            dims: vec!["lat".into()],
+            ..Default::default()
+        }
+        .check()
+        .is_err());
     }
 }

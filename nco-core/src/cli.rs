@@ -40,7 +40,12 @@ pub struct CommonArgs {
     #[arg(short = 'h', long = "hst", visible_alias = "history")]
     pub no_history: bool,
     /// Debug level: 1 or more reports wall, user and system time and peak memory at exit
-    #[arg(short = 'D', long = "dbg_lvl", visible_alias = "debug-level", value_name = "LEVEL")]
+    #[arg(
+        short = 'D',
+        long = "dbg_lvl",
+        visible_alias = "debug-level",
+        value_name = "LEVEL"
+    )]
     pub debug: Option<u32>,
     /// Quiet: print nothing but errors (debug level 0)
     #[arg(short = 'q', long = "quiet")]
@@ -49,7 +54,12 @@ pub struct CommonArgs {
     #[arg(short = 'p', long = "pth", visible_alias = "path", value_name = "DIR")]
     pub path: Option<String>,
     /// Output file name (otherwise the last positional argument)
-    #[arg(short = 'o', long = "output", visible_alias = "fl_out", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "fl_out",
+        value_name = "FILE"
+    )]
     pub output: Option<String>,
     /// Threads for computation (default: all cores)
     #[arg(
@@ -173,7 +183,12 @@ pub struct FormatArgs {
     #[arg(long = "fl_fmt", visible_alias = "file_format", value_name = "FORMAT")]
     pub fl_fmt: Option<String>,
     /// Deflate level 0-9 for netCDF-4 output
-    #[arg(short = 'L', long = "dfl_lvl", visible_alias = "deflate", value_name = "LEVEL")]
+    #[arg(
+        short = 'L',
+        long = "dfl_lvl",
+        visible_alias = "deflate",
+        value_name = "LEVEL"
+    )]
     pub deflate: Option<i32>,
     /// Extra bytes of header padding in netCDF3 output
     #[arg(long = "hdr_pad", visible_alias = "header_pad", value_name = "BYTES")]
@@ -217,7 +232,10 @@ impl FormatArgs {
     pub fn check(&self) -> Result<()> {
         if let Some(l) = self.deflate {
             if !(0..=9).contains(&l) {
-                return Err(Error::option("-L", format!("deflate level {l} is not in 0..9")));
+                return Err(Error::option(
+                    "-L",
+                    format!("deflate level {l} is not in 0..9"),
+                ));
             }
         }
         self.chunk.check()
@@ -227,7 +245,9 @@ impl FormatArgs {
 /// Configure the global rayon pool for `-t N` (0 or absent: all cores).
 pub fn set_threads(n: Option<usize>) {
     if let Some(n) = n.filter(|&n| n > 0) {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global();
     }
 }
 
@@ -272,7 +292,11 @@ pub fn parse<T: clap::Parser>(argv: &[String]) -> Result<Option<T>> {
             }
             _ => {
                 let text = e.to_string();
-                let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+                let first = text
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ");
                 Err(Error::msg(format!("{first} (try --help)")))
             }
         },
@@ -283,7 +307,10 @@ pub fn parse<T: clap::Parser>(argv: &[String]) -> Result<Option<T>> {
 pub fn configure(cmd: clap::Command) -> clap::Command {
     cmd.disable_help_flag(true)
         .disable_version_flag(true)
-        .version(concat!(env!("CARGO_PKG_VERSION"), " (compatible with NCO 5.1.4)"))
+        .version(concat!(
+            env!("CARGO_PKG_VERSION"),
+            " (compatible with NCO 5.1.4)"
+        ))
         .infer_long_args(true)
         .args_override_self(true)
         .dont_collapse_args_in_usage(true)

@@ -43,7 +43,11 @@ pub struct Dataset {
 
 /// One index list per dimension of `var`, selecting everything.
 pub fn full_selection(meta: &Meta, var: usize) -> Vec<Vec<usize>> {
-    meta.vars[var].dims.iter().map(|&d| (0..meta.dims[d].len).collect()).collect()
+    meta.vars[var]
+        .dims
+        .iter()
+        .map(|&d| (0..meta.dims[d].len).collect())
+        .collect()
 }
 
 impl Dataset {
@@ -53,7 +57,10 @@ impl Dataset {
         if !is_url(path) {
             let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if md.is_dir() {
-                return Err(Error::Format { path: path.into(), reason: "is a directory".into() });
+                return Err(Error::Format {
+                    path: path.into(),
+                    reason: "is a directory".into(),
+                });
             }
             let mut magic = [0u8; 4];
             let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -70,7 +77,10 @@ impl Dataset {
             if classic && !force_lib() {
                 let use_pread = std::env::var_os("NCO_RS_PREAD").is_some_and(|v| v != "0");
                 let r = classic::Reader::open(path, use_pread)?;
-                return Ok(Dataset { path: path.to_string(), reader: Reader::Classic(r) });
+                return Ok(Dataset {
+                    path: path.to_string(),
+                    reader: Reader::Classic(r),
+                });
             }
             if classic {
                 // Validate with our parser first: libnetcdf accepts some truncated files.
@@ -78,7 +88,10 @@ impl Dataset {
             }
         }
         let r = LibReader::open(path)?;
-        Ok(Dataset { path: path.to_string(), reader: Reader::Lib(r) })
+        Ok(Dataset {
+            path: path.to_string(),
+            reader: Reader::Lib(r),
+        })
     }
 
     /// The path or URL this dataset was opened from.
@@ -146,7 +159,10 @@ impl OutFile {
         } else {
             Writer::Lib(LibWriter::create(path, meta)?)
         };
-        Ok(OutFile { writer, meta: meta.clone() })
+        Ok(OutFile {
+            writer,
+            meta: meta.clone(),
+        })
     }
 
     /// The output's metadata.

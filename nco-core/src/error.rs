@@ -76,21 +76,34 @@ impl Error {
 
     /// An [`Error::Option`].
     pub fn option(name: &str, reason: impl Into<String>) -> Error {
-        Error::Option { name: name.to_string(), reason: reason.into() }
+        Error::Option {
+            name: name.to_string(),
+            reason: reason.into(),
+        }
     }
 
     /// An [`Error::Variable`].
     pub fn var(var: &str, reason: impl Into<String>) -> Error {
-        Error::Variable { var: var.to_string(), reason: reason.into() }
+        Error::Variable {
+            var: var.to_string(),
+            reason: reason.into(),
+        }
     }
 
     /// An [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// Wrap a libnetcdf error with its file and variable.
     pub fn netcdf(path: &str, var: Option<&str>, source: netcdf::Error) -> Error {
-        Error::Netcdf { path: path.to_string(), var: var.map(str::to_string), source }
+        Error::Netcdf {
+            path: path.to_string(),
+            var: var.map(str::to_string),
+            source,
+        }
     }
 }

@@ -1,1 +1,274 @@
-//! placeholder
+//! The extraction pipeline: from an input dataset, a variable list and a resolved
+//! hyperslab selection, define the output (dimensions in order of first use by the
+//! alphabetically sorted variables, as NCO writes them) and copy the data, unchanged
+//! bytes straight from file to file where nothing is cut (classic to classic), the
+//! selected elements otherwise, in blocks that bound memory.
+//!
+//! Also the `-A` merge of new variables into an existing output (NCO manual, "Appending
+//! Variables"): dimensions must agree in size; same-named variables are replaced.
+
+use crate::chunking::ChunkArgs;
+use crate::dataset::{Dataset, OutFile};
+use crate::error::{Error, Result};
+use crate::hyperslab::Selection;
+use crate::model::{set_attr, Dim, Format, Meta, Storage, Var};
+
+/// Bytes read per block when copying a selection (bounds peak memory).
+const BLOCK_BYTES: usize = 64 << 20;
+
+/// Record-dimension changes requested with ncks `--fix_rec_dmn` / `--mk_rec_dmn`.
+#[derive(Clone, Debug, Default)]
+pub struct RecordChange {
+    /// Make this dimension (or `all`) fixed.
+    pub fix: Option<String>,
+    /// Make this dimension the record dimension.
+    pub make: Option<String>,
+}
+
+/// Storage settings to apply to netCDF-4 outputs.
+#[derive(Clone, Debug, Default)]
+pub struct StorageArgs {
+    /// `-L` deflate level.
+    pub deflate: Option<i32>,
+    /// Chunking options.
+    pub chunk: ChunkArgs,
+}
+
+/// An output definition and, for each output variable, its source variable index.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Output metadata.
+    pub meta: Meta,
+    /// Input variable index of each output variable.
+    pub src: Vec<usize>,
+}
+
+/// Define the output of extracting `vars` (input indices, in output order) with `sel`.
+///
+/// Errors: `--mk_rec_dmn` on a dimension that is not the first of every variable using
+/// it; a type the output format cannot hold (named).
+pub fn plan(
+    input: &Meta,
+    vars: &[usize],
+    sel: &Selection,
+    format: Format,
+    rec: &RecordChange,
+    storage: &StorageArgs,
+) -> Result<Plan> {
+    let mut meta = Meta::new(format);
+    meta.attrs = input.attrs.clone();
+    let mut dim_map: Vec<Option<usize>> = vec![None; input.dims.len()];
+    if let Some(m) = &rec.make {
+        let d = input
+            .dim_id(m)
+            .ok_or_else(|| Error::option("--mk_rec_dmn", format!("no dimension {m}")))?;
+        for &v in vars {
+            let var = &input.vars[v];
+            if var.dims.contains(&d) && var.dims[0] != d {
+                return Err(Error::var(
+                    &var.name,
+                    format!("--mk_rec_dmn {m}: {m} is not this variable's first dimension"),
+                ));
+            }
+        }
+    }
+    for &v in vars {
+        let iv = &input.vars[v];
+        let mut dims = Vec::with_capacity(iv.dims.len());
+        for &d in &iv.dims {
+            let od = match dim_map[d] {
+                Some(od) => od,
+                None => {
+                    let id = &input.dims[d];
+                    let mut unlimited = id.unlimited;
+                    if let Some(f) = &rec.fix {
+                        if f == "all" || *f == id.name {
+                            unlimited = false;
+                        }
+                    }
+                    if let Some(m) = &rec.make {
+                        unlimited = *m == id.name;
+                    }
+                    meta.dims.push(Dim {
+                        name: id.name.clone(),
+                        len: sel.len(input, d),
+                        unlimited,
+                    });
+                    dim_map[d] = Some(meta.dims.len() - 1);
+                    meta.dims.len() - 1
+                }
+            };
+            dims.push(od);
+        }
+        if !format.supports(iv.ty) {
+            return Err(Error::var(
+                &iv.name,
+                format!(
+                    "type {} cannot be stored in a {} file",
+                    iv.ty,
+                    format.kind_name()
+                ),
+            ));
+        }
+        meta.vars.push(Var {
+            name: iv.name.clone(),
+            ty: iv.ty,
+            dims,
+            attrs: iv.attrs.clone(),
+            storage: Storage::default(),
+        });
+    }
+    apply_storage(&mut meta, input, vars, storage);
+    Ok(Plan {
+        meta,
+        src: vars.to_vec(),
+    })
+}
+
+/// Set chunking and deflate on a netCDF-4 output (`input`'s chunks kept by default).
+pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &StorageArgs) {
+    if !meta.format.is_netcdf4() {
+        return;
+    }
+    for (i, &s) in src.iter().enumerate() {
+        let in_chunks = input.vars.get(s).and_then(|v| v.storage.chunks.clone());
+        let v = meta.vars[i].clone();
+        let chunks = storage.chunk.chunks_for(meta, &v, in_chunks.as_deref());
+        let out = &mut meta.vars[i];
+        out.storage.chunks = chunks;
+        out.storage.deflate = storage.deflate.filter(|_| !out.dims.is_empty());
+    }
+}
+
+/// Warn (stderr) when netCDF-4-only storage options are given for a netCDF3 output,
+/// as NCO does; the options are then ignored.
+pub fn warn_storage_on_classic(prog: &str, format: Format, storage: &StorageArgs) {
+    if format.is_netcdf4() {
+        return;
+    }
+    if storage.deflate.is_some_and(|l| l > 0) {
+        eprintln!(
+            "{prog}: WARNING deflation (-L) is only supported by netCDF-4 output formats; \
+             the {} output is written without it (use -4 or -7)",
+            format.kind_name()
+        );
+    }
+    if storage.chunk.any() {
+        eprintln!(
+            "{prog}: WARNING chunking options apply only to netCDF-4 output; ignored for the {} output",
+            format.kind_name()
+        );
+    }
+}
+
+/// Copy the data of every planned variable from `input` into `out` (output variable
+/// `i` is `offset + i` in `out`).
+pub fn copy_data(
+    input: &Dataset,
+    plan: &Plan,
+    sel: &Selection,
+    out: &mut OutFile,
+    offset: usize,
+) -> Result<()> {
+    let im = input.meta();
+    let pb = crate::progress::bar(plan.src.len() as u64, "copying variables");
+    for (i, &s) in plan.src.iter().enumerate() {
+        let v = &im.vars[s];
+        let untouched = v.dims.iter().all(|&d| !sel.restricts(d));
+        if !(untouched && out.copy_var_raw(offset + i, input, s)?) {
+            copy_selected(input, s, sel, out, offset + i)?;
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
+/// Copy the selection of input variable `s` to output variable `o`, in blocks along
+/// the first dimension.
+pub fn copy_selected(
+    input: &Dataset,
+    s: usize,
+    sel: &Selection,
+    out: &mut OutFile,
+    o: usize,
+) -> Result<()> {
+    let im = input.meta();
+    let mut idx = sel.for_var(im, s);
+    if idx.is_empty() {
+        let vals = input.read(s, &idx)?;
+        return out.write(o, 0, &vals);
+    }
+    let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * im.vars[s].ty.size();
+    let per_block = (BLOCK_BYTES / row.max(1)).max(1);
+    let first = std::mem::take(&mut idx[0]);
+    for (b, chunk) in first.chunks(per_block).enumerate() {
+        idx[0] = chunk.to_vec();
+        let vals = input.read(s, &idx)?;
+        out.write(o, b * per_block, &vals)?;
+    }
+    Ok(())
+}
+
+/// Merge `new` (a plan for the appended variables) into the metadata of an existing
+/// output `old`: dimensions matched by name (sizes must agree), variables of the same
+/// name replaced, global attributes of `new` added where `old` lacks them.
+///
+/// Returns the merged metadata and, for each merged variable, where it comes from.
+///
+/// Errors: a dimension whose size differs between the files (named).
+pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)> {
+    let mut meta = old.clone();
+    let mut sources: Vec<AppendSource> = (0..old.vars.len()).map(AppendSource::Existing).collect();
+    let mut map = Vec::with_capacity(new.dims.len());
+    for d in &new.dims {
+        match meta.dim_id(&d.name) {
+            Some(od) => {
+                let o = &meta.dims[od];
+                if o.len != d.len && !(o.unlimited && d.unlimited) {
+                    return Err(Error::msg(format!(
+                        "cannot append: dimension {} has size {} in the output file but {} in the input",
+                        d.name, o.len, d.len
+                    )));
+                }
+                if o.unlimited && d.unlimited {
+                    meta.dims[od].len = o.len.max(d.len);
+                }
+                map.push(od);
+            }
+            None => {
+                meta.dims.push(d.clone());
+                map.push(meta.dims.len() - 1);
+            }
+        }
+    }
+    for (i, v) in new.vars.iter().enumerate() {
+        let mut nv = v.clone();
+        nv.dims = v.dims.iter().map(|&d| map[d]).collect();
+        match meta.var_id(&v.name) {
+            Some(j) => {
+                meta.vars[j] = nv;
+                sources[j] = AppendSource::New(i);
+            }
+            None => {
+                meta.vars.push(nv);
+                sources.push(AppendSource::New(i));
+            }
+        }
+    }
+    for a in &new.attrs {
+        if meta.attr(&a.name).is_none() {
+            set_attr(&mut meta.attrs, a.clone());
+        }
+    }
+    Ok((meta, sources))
+}
+
+/// Where a variable of a merged (`-A`) output comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendSource {
+    /// Variable `i` of the existing output.
+    Existing(usize),
+    /// Variable `i` of the new plan.
+    New(usize),
+}

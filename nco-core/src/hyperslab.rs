@@ -63,19 +63,27 @@ fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
     if crate::calendar::parse_date(s).is_some() {
         return Ok(Some(Bound::Date(s.to_string())));
     }
-    Err(Error::Hyperslab { spec: spec.into(), reason: format!("bound \"{s}\" is not a number") })
+    Err(Error::Hyperslab {
+        spec: spec.into(),
+        reason: format!("bound \"{s}\" is not a number"),
+    })
 }
 
 impl HyperslabSpec {
     /// Parse `dim,min,max,stride,subcycle,interleave` (fields after `dim` optional).
     pub fn parse(text: &str) -> Result<HyperslabSpec> {
         let parts: Vec<&str> = text.split(',').collect();
-        let bad = |r: &str| Error::Hyperslab { spec: text.into(), reason: r.into() };
+        let bad = |r: &str| Error::Hyperslab {
+            spec: text.into(),
+            reason: r.into(),
+        };
         if parts[0].trim().is_empty() {
             return Err(bad("no dimension name"));
         }
         if parts.len() > 6 {
-            return Err(bad("too many fields (dim,min,max,stride,subcycle,interleave)"));
+            return Err(bad(
+                "too many fields (dim,min,max,stride,subcycle,interleave)",
+            ));
         }
         let min = match parts.get(1) {
             Some(s) => parse_bound(s, text)?,
@@ -126,7 +134,10 @@ pub struct DimInfo<'a> {
 /// a coordinate variable, a coordinate range that brackets no value.
 pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> Result<Vec<usize>> {
     let n = info.len as i64;
-    let bad = |r: String| Error::Hyperslab { spec: spec.text.clone(), reason: r };
+    let bad = |r: String| Error::Hyperslab {
+        spec: spec.text.clone(),
+        reason: r,
+    };
     if n == 0 {
         return Err(bad(format!("dimension {} has length 0", spec.dim)));
     }
@@ -136,7 +147,10 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
             Bound::Value(x) => Ok(Some(*x)),
             Bound::Date(s) => {
                 let units = info.units.ok_or_else(|| {
-                    bad(format!("date bound needs a units attribute on coordinate {}", spec.dim))
+                    bad(format!(
+                        "date bound needs a units attribute on coordinate {}",
+                        spec.dim
+                    ))
                 })?;
                 crate::calendar::date_to_value(s, units, info.calendar)
                     .map(Some)
@@ -148,7 +162,10 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
     let (lo, hi): (usize, usize);
     if is_coord(&spec.min) || is_coord(&spec.max) {
         let c = info.coord.ok_or_else(|| {
-            bad(format!("coordinate value given but {} has no coordinate variable", spec.dim))
+            bad(format!(
+                "coordinate value given but {} has no coordinate variable",
+                spec.dim
+            ))
         })?;
         let vmin = match &spec.min {
             Some(b) => to_value(b)?,
@@ -176,12 +193,17 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
             let second: Vec<usize> = (0..c.len()).filter(|&i| c[i] <= hi_v).collect();
             let mut out: Vec<usize> = first.into_iter().chain(second).collect();
             if out.is_empty() {
-                return Err(bad(format!("range brackets no coordinate values of {}", spec.dim)));
+                return Err(bad(format!(
+                    "range brackets no coordinate values of {}",
+                    spec.dim
+                )));
             }
             out = stride_list(&out, spec.stride);
             return Ok(out);
         }
-        let inside: Vec<usize> = (0..c.len()).filter(|&i| c[i] >= lo_v && c[i] <= hi_v).collect();
+        let inside: Vec<usize> = (0..c.len())
+            .filter(|&i| c[i] >= lo_v && c[i] <= hi_v)
+            .collect();
         if inside.is_empty() {
             return Err(bad(format!(
                 "domain {lo_v} <= {} <= {hi_v} brackets no coordinate values",
@@ -222,7 +244,11 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
             Ok(i)
         };
         let a = idx(&spec.min, 0)?;
-        let b = if spec.single { a } else { idx(&spec.max, n - 1)? };
+        let b = if spec.single {
+            a
+        } else {
+            idx(&spec.max, n - 1)?
+        };
         if a > b {
             let all: Vec<usize> = (a as usize..n as usize).chain(0..=b as usize).collect();
             return Ok(stride_list(&all, spec.stride));
@@ -275,7 +301,10 @@ impl Selection {
 
     /// Length of dimension `d` after selection.
     pub fn len(&self, meta: &Meta, d: usize) -> usize {
-        self.dims.get(d).and_then(Option::as_ref).map_or(meta.dims[d].len, Vec::len)
+        self.dims
+            .get(d)
+            .and_then(Option::as_ref)
+            .map_or(meta.dims[d].len, Vec::len)
     }
 
     /// True when nothing is selected on any dimension.
@@ -300,7 +329,9 @@ pub fn resolve(
     user_order: bool,
     read: &dyn Fn(usize) -> Result<Values>,
 ) -> Result<Selection> {
-    let mut sel = Selection { dims: vec![None; meta.dims.len()] };
+    let mut sel = Selection {
+        dims: vec![None; meta.dims.len()],
+    };
     for (d, dim) in meta.dims.iter().enumerate() {
         let mine: Vec<&HyperslabSpec> = specs.iter().filter(|s| s.dim == dim.name).collect();
         if mine.is_empty() {
@@ -316,8 +347,10 @@ pub fn resolve(
             units: units.as_deref(),
             calendar: calendar.as_deref(),
         };
-        let lists: Vec<Vec<usize>> =
-            mine.iter().map(|s| resolve_one(s, &info, fortran)).collect::<Result<_>>()?;
+        let lists: Vec<Vec<usize>> = mine
+            .iter()
+            .map(|s| resolve_one(s, &info, fortran))
+            .collect::<Result<_>>()?;
         let merged = if lists.len() == 1 {
             lists.into_iter().next().unwrap_or_default()
         } else if user_order {
@@ -346,7 +379,12 @@ mod tests {
     use super::*;
 
     fn info(c: &[f64]) -> DimInfo<'_> {
-        DimInfo { len: c.len(), coord: Some(c), units: None, calendar: None }
+        DimInfo {
+            len: c.len(),
+            coord: Some(c),
+            units: None,
+            calendar: None,
+        }
     }
 
     fn r(spec: &str, c: &[f64]) -> Result<Vec<usize>> {
@@ -376,7 +414,11 @@ mod tests {
         assert_eq!(r("lon,90.,,2", &LON).unwrap(), vec![1, 3]);
         assert!(r("lon,100.,110.", &LON).is_err());
         let lat = [-90.0, 90.0];
-        assert_eq!(r("lat,0.", &lat).unwrap(), vec![0], "ties go to the lower index");
+        assert_eq!(
+            r("lat,0.", &lat).unwrap(),
+            vec![0],
+            "ties go to the lower index"
+        );
         assert_eq!(r("lat,10.", &lat).unwrap(), vec![1]);
         let lev = [100.0, 500.0, 1000.0];
         assert_eq!(r("lev,800.,200.", &lev).unwrap(), vec![2, 0]);

@@ -12,6 +12,7 @@
 //! | [`classic`] | our reader and writer of CDF-1/2/5 (lock-free, large I/O, raw copies) |
 //! | [`nc4`] | the libnetcdf backend (netCDF-4, DAP, `--no-mmap`) |
 //! | [`hyperslab`] | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
+//! | [`cfmt`] | C printf formatting of values (`ncks -s`, NCO's number formats) |
 //! | [`calendar`] | CF time units for date-valued bounds and rebasing |
 //! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
 //! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
@@ -29,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod calendar;
+pub mod cfmt;
 pub mod chunking;
 pub mod classic;
 pub mod cli;

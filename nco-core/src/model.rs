@@ -89,7 +89,10 @@ pub struct Attr {
 impl Attr {
     /// A text (NC_CHAR) attribute.
     pub fn text(name: &str, s: &str) -> Attr {
-        Attr { name: name.to_string(), value: Values::Char(s.as_bytes().to_vec()) }
+        Attr {
+            name: name.to_string(),
+            value: Values::Char(s.as_bytes().to_vec()),
+        }
     }
 }
 
@@ -168,7 +171,12 @@ pub struct Meta {
 impl Meta {
     /// An empty dataset of the given format.
     pub fn new(format: Format) -> Meta {
-        Meta { format, dims: Vec::new(), vars: Vec::new(), attrs: Vec::new() }
+        Meta {
+            format,
+            dims: Vec::new(),
+            vars: Vec::new(),
+            attrs: Vec::new(),
+        }
     }
 
     /// Index of the dimension called `name`.

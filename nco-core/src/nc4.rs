@@ -148,34 +148,68 @@ impl LibReader {
         let file = netcdf::open(path).map_err(|e| Error::netcdf(path, None, e))?;
         let mut meta = Meta::new(format);
         for d in file.dimensions() {
-            meta.dims.push(Dim { name: d.name(), len: d.len(), unlimited: d.is_unlimited() });
+            meta.dims.push(Dim {
+                name: d.name(),
+                len: d.len(),
+                unlimited: d.is_unlimited(),
+            });
         }
         for a in file.attributes() {
             let value = a.value().map_err(|e| Error::netcdf(path, None, e))?;
-            meta.attrs.push(Attr { name: a.name().to_string(), value: attr_from(value) });
+            meta.attrs.push(Attr {
+                name: a.name().to_string(),
+                value: attr_from(value),
+            });
         }
         for v in file.variables() {
             let name = v.name();
             let ty = to_nc_type(&v.vartype()).ok_or_else(|| {
-                Error::var(&name, format!("{path}: user-defined types are not supported"))
+                Error::var(
+                    &name,
+                    format!("{path}: user-defined types are not supported"),
+                )
             })?;
             let mut dims = Vec::new();
             for d in v.dimensions() {
                 let id = meta.dim_id(&d.name()).ok_or_else(|| {
-                    Error::var(&name, format!("{path}: dimension {} is in a parent group", d.name()))
+                    Error::var(
+                        &name,
+                        format!("{path}: dimension {} is in a parent group", d.name()),
+                    )
                 })?;
                 dims.push(id);
             }
             let mut attrs = Vec::new();
             for a in v.attributes() {
                 let value = a.value().map_err(|e| Error::netcdf(path, Some(&name), e))?;
-                attrs.push(Attr { name: a.name().to_string(), value: attr_from(value) });
+                attrs.push(Attr {
+                    name: a.name().to_string(),
+                    value: attr_from(value),
+                });
             }
-            let chunks = if format.is_netcdf4() { v.chunking().ok().flatten() } else { None };
-            let storage = Storage { chunks, deflate: None, shuffle: false };
-            meta.vars.push(Var { name, ty, dims, attrs, storage });
+            let chunks = if format.is_netcdf4() {
+                v.chunking().ok().flatten()
+            } else {
+                None
+            };
+            let storage = Storage {
+                chunks,
+                deflate: None,
+                shuffle: false,
+            };
+            meta.vars.push(Var {
+                name,
+                ty,
+                dims,
+                attrs,
+                storage,
+            });
         }
-        Ok(LibReader { path: path.to_string(), file, meta })
+        Ok(LibReader {
+            path: path.to_string(),
+            file,
+            meta,
+        })
     }
 
     /// The metadata.
@@ -218,7 +252,9 @@ impl LibReader {
         loop {
             let start: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].0).collect();
             let count: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].1).collect();
-            let stride: Vec<isize> = (0..runs.len()).map(|k| runs[k][pick[k]].2 as isize).collect();
+            let stride: Vec<isize> = (0..runs.len())
+                .map(|k| runs[k][pick[k]].2 as isize)
+                .collect();
             let ext: Vec<netcdf::Extent> = (0..runs.len())
                 .map(|k| netcdf::Extent::SliceCount {
                     start: start[k],
@@ -235,8 +271,9 @@ impl LibReader {
             let mut i = 0usize;
             let mut cnt = vec![0usize; runs.len()];
             loop {
-                let o: usize =
-                    (0..runs.len()).map(|k| (offs[k] + cnt[k]) * ostride[k]).sum::<usize>();
+                let o: usize = (0..runs.len())
+                    .map(|k| (offs[k] + cnt[k]) * ostride[k])
+                    .sum::<usize>();
                 out[o * es..(o + 1) * es].copy_from_slice(&buf[i * es..(i + 1) * es]);
                 i += 1;
                 if !odometer(&mut cnt, &count) {
@@ -343,12 +380,17 @@ impl LibWriter {
             if !meta.format.supports(v.ty) {
                 return Err(Error::var(
                     &v.name,
-                    format!("type {} cannot be stored in a {} file", v.ty, meta.format.kind_name()),
+                    format!(
+                        "type {} cannot be stored in a {} file",
+                        v.ty,
+                        meta.format.kind_name()
+                    ),
                 ));
             }
             let dnames: Vec<&str> = v.dims.iter().map(|&d| meta.dims[d].name.as_str()).collect();
-            let mut nv =
-                file.add_variable_with_type(&v.name, &dnames, &from_nc_type(v.ty)).map_err(ve)?;
+            let mut nv = file
+                .add_variable_with_type(&v.name, &dnames, &from_nc_type(v.ty))
+                .map_err(ve)?;
             // _FillValue must be set through the fill-value API on netCDF-4 files.
             for a in &v.attrs {
                 if a.name == "_FillValue" && meta.format.is_netcdf4() {
@@ -375,7 +417,11 @@ impl LibWriter {
             }
         }
         file.enddef().map_err(ne)?;
-        Ok(LibWriter { path: path.to_string(), file, meta: meta.clone() })
+        Ok(LibWriter {
+            path: path.to_string(),
+            file,
+            meta: meta.clone(),
+        })
     }
 
     /// Write `values` (the variable's own type) into variable `var` from index `first`
@@ -388,7 +434,8 @@ impl LibWriter {
             .variable_mut(&v.name)
             .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
         if v.dims.is_empty() {
-            return put(&mut nv, values, &[], &[]).map_err(|e| Error::netcdf(path, Some(&v.name), e));
+            return put(&mut nv, values, &[], &[])
+                .map_err(|e| Error::netcdf(path, Some(&v.name), e));
         }
         let inner: usize = v.dims[1..].iter().map(|&d| self.meta.dims[d].len).product();
         let rows = if inner == 0 { 0 } else { values.len() / inner };

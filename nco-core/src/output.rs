@@ -36,7 +36,10 @@ pub enum Existing {
 /// (NCO gives up after failed reads and exits 1), or the user answering `e`.
 pub fn resolve_existing(prog: &str, path: &str, overwrite: bool, append: bool) -> Result<Existing> {
     if overwrite && append {
-        return Err(Error::option("-O/-A", "overwrite (-O) and append (-A) are mutually exclusive"));
+        return Err(Error::option(
+            "-O/-A",
+            "overwrite (-O) and append (-A) are mutually exclusive",
+        ));
     }
     if !Path::new(path).exists() {
         return Ok(Existing::Create);
@@ -67,12 +70,15 @@ pub fn resolve_existing(prog: &str, path: &str, overwrite: bool, append: bool) -
             _ => {}
         }
     }
-    Err(Error::msg(format!("output file {path} exists and was left unchanged")))
+    Err(Error::msg(format!(
+        "output file {path} exists and was left unchanged"
+    )))
 }
 
 // Temporary files to remove if the process is interrupted (async-signal-safe list).
 const SLOTS: usize = 64;
-static TMP_SLOTS: [AtomicPtr<libc::c_char>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+static TMP_SLOTS: [AtomicPtr<libc::c_char>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 static HANDLER: Once = Once::new();
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -92,13 +98,26 @@ fn register(path: &Path) -> Option<usize> {
     HANDLER.call_once(|| {
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // SAFETY: installing a handler that only calls async-signal-safe functions.
-            unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+            unsafe {
+                libc::signal(
+                    sig,
+                    on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                )
+            };
         }
     });
     let c = CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
     let raw = c.into_raw();
     for (i, slot) in TMP_SLOTS.iter().enumerate() {
-        if slot.compare_exchange(std::ptr::null_mut(), raw, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+        if slot
+            .compare_exchange(
+                std::ptr::null_mut(),
+                raw,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok()
+        {
             return Some(i);
         }
     }
@@ -148,7 +167,12 @@ impl TempOutput {
         name.push(format!(".pid{}.{prog}.tmp", std::process::id()));
         let tmp = dir.join(name);
         let slot = register(&tmp);
-        Ok(TempOutput { tmp, dest, slot, committed: false })
+        Ok(TempOutput {
+            tmp,
+            dest,
+            slot,
+            committed: false,
+        })
     }
 
     /// The temporary path to write to.
@@ -203,7 +227,10 @@ pub fn ctime_now() -> String {
 /// `NCO` attribute. Attribute-name lookup of `history` is case-insensitive as in NCO.
 pub fn stamp_history(meta: &mut Meta, argv: &[String]) {
     let line = format!("{}: {}", ctime_now(), argv.join(" "));
-    let existing = meta.attrs.iter().position(|a| a.name.eq_ignore_ascii_case("history"));
+    let existing = meta
+        .attrs
+        .iter()
+        .position(|a| a.name.eq_ignore_ascii_case("history"));
     match existing {
         Some(i) => {
             let old = meta.attrs[i].value.as_text().unwrap_or_default();
@@ -255,6 +282,9 @@ mod tests {
     #[test]
     fn both_overwrite_and_append_is_an_error() {
         assert!(resolve_existing("ncks", "/nonexistent", true, true).is_err());
-        assert_eq!(resolve_existing("ncks", "/nonexistent/x", false, false).unwrap(), Existing::Create);
+        assert_eq!(
+            resolve_existing("ncks", "/nonexistent/x", false, false).unwrap(),
+            Existing::Create
+        );
     }
 }

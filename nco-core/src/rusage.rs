@@ -17,7 +17,11 @@ pub struct Usage {
 
 fn from_raw(r: &libc::rusage) -> Usage {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    Usage { user: tv(r.ru_utime), sys: tv(r.ru_stime), max_rss: r.ru_maxrss as u64 * 1024 }
+    Usage {
+        user: tv(r.ru_utime),
+        sys: tv(r.ru_stime),
+        max_rss: r.ru_maxrss as u64 * 1024,
+    }
 }
 
 /// Usage of the calling process so far.
@@ -81,7 +85,10 @@ mod tests {
 
     #[test]
     fn wait_child_reaps_that_child() {
-        let child = std::process::Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        let child = std::process::Command::new("sh")
+            .args(["-c", "exit 3"])
+            .spawn()
+            .unwrap();
         let (status, u) = wait_child(child.id() as i32).unwrap();
         assert!(libc::WIFEXITED(status));
         assert_eq!(libc::WEXITSTATUS(status), 3);

@@ -47,13 +47,17 @@ fn is_regex(s: &str) -> bool {
 fn referenced(attr: &str, text: &str) -> Vec<String> {
     match attr {
         // "a: hyam b: hybm" / "area: areacella": every token after a "key:" token.
-        "formula_terms" | "cell_measures" => {
-            text.split_whitespace().filter(|t| !t.ends_with(':')).map(str::to_string).collect()
-        }
+        "formula_terms" | "cell_measures" => text
+            .split_whitespace()
+            .filter(|t| !t.ends_with(':'))
+            .map(str::to_string)
+            .collect(),
         // "crs" or "crs: lat lon": names only.
-        "grid_mapping" => {
-            text.split_whitespace().filter(|t| !t.ends_with(':')).map(str::to_string).collect()
-        }
+        "grid_mapping" => text
+            .split_whitespace()
+            .filter(|t| !t.ends_with(':'))
+            .map(str::to_string)
+            .collect(),
         _ => text.split_whitespace().map(str::to_string).collect(),
     }
 }
@@ -70,7 +74,13 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
             }
         }
     }
-    let mut attrs = vec!["coordinates", "bounds", "climatology", "ancillary_variables", "grid_mapping"];
+    let mut attrs = vec![
+        "coordinates",
+        "bounds",
+        "climatology",
+        "ancillary_variables",
+        "grid_mapping",
+    ];
     if !args.no_formula_terms {
         attrs.push("formula_terms");
     }
@@ -106,7 +116,10 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
             }
         } else {
             let i = meta.var_id(item).ok_or_else(|| {
-                Error::var(item, "is not in the input file (-v names an unknown variable)")
+                Error::var(
+                    item,
+                    "is not in the input file (-v names an unknown variable)",
+                )
             })?;
             listed[i] = true;
         }
@@ -153,13 +166,22 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         }
     }
     let mut out: Vec<usize> = (0..n).filter(|&i| keep[i]).collect();
-    out.sort_by(|&a, &b| meta.vars[a].name.as_bytes().cmp(meta.vars[b].name.as_bytes()));
+    out.sort_by(|&a, &b| {
+        meta.vars[a]
+            .name
+            .as_bytes()
+            .cmp(meta.vars[b].name.as_bytes())
+    });
     Ok(out)
 }
 
 /// Split a comma-separated `-v` argument into items.
 pub fn split_list(s: &str) -> Vec<String> {
-    s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]
@@ -170,7 +192,11 @@ mod tests {
 
     fn meta() -> Meta {
         let mut m = Meta::new(Format::Classic);
-        m.dims.push(Dim { name: "lev".into(), len: 3, unlimited: false });
+        m.dims.push(Dim {
+            name: "lev".into(),
+            len: 3,
+            unlimited: false,
+        });
         let var = |name: &str, dims: Vec<usize>, attrs: Vec<Attr>| Var {
             name: name.into(),
             ty: NcType::Float,
@@ -178,7 +204,14 @@ mod tests {
             attrs,
             storage: Storage::default(),
         };
-        m.vars.push(var("lev", vec![0], vec![Attr::text("bounds", "lev_bnd"), Attr::text("formula_terms", "a: hyam p0: P0")]));
+        m.vars.push(var(
+            "lev",
+            vec![0],
+            vec![
+                Attr::text("bounds", "lev_bnd"),
+                Attr::text("formula_terms", "a: hyam p0: P0"),
+            ],
+        ));
         m.vars.push(var("lev_bnd", vec![0], vec![]));
         m.vars.push(var("hyam", vec![0], vec![]));
         m.vars.push(var("P0", vec![], vec![]));
@@ -194,22 +227,48 @@ mod tests {
     #[test]
     fn coordinates_and_cf_associates_follow() {
         let m = meta();
-        let a = SelectArgs { vars: vec!["three".into()], ..Default::default() };
-        assert_eq!(names(&m, &select(&m, &a).unwrap()), ["P0", "hyam", "lev", "lev_bnd", "three"]);
-        let a = SelectArgs { vars: vec!["three".into()], no_coords: true, ..Default::default() };
+        let a = SelectArgs {
+            vars: vec!["three".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            names(&m, &select(&m, &a).unwrap()),
+            ["P0", "hyam", "lev", "lev_bnd", "three"]
+        );
+        let a = SelectArgs {
+            vars: vec!["three".into()],
+            no_coords: true,
+            ..Default::default()
+        };
         assert_eq!(names(&m, &select(&m, &a).unwrap()), ["three"]);
     }
 
     #[test]
     fn regex_exclude_and_errors() {
         let m = meta();
-        let a = SelectArgs { vars: vec!["^three_*".into()], no_coords: true, ..Default::default() };
+        let a = SelectArgs {
+            vars: vec!["^three_*".into()],
+            no_coords: true,
+            ..Default::default()
+        };
         assert_eq!(names(&m, &select(&m, &a).unwrap()), ["three", "three_x"]);
-        let a = SelectArgs { vars: vec!["nosuch".into()], ..Default::default() };
+        let a = SelectArgs {
+            vars: vec!["nosuch".into()],
+            ..Default::default()
+        };
         assert!(select(&m, &a).unwrap_err().to_string().contains("nosuch"));
-        let a = SelectArgs { vars: vec!["lev".into()], exclude: true, ..Default::default() };
+        let a = SelectArgs {
+            vars: vec!["lev".into()],
+            exclude: true,
+            ..Default::default()
+        };
         assert!(select(&m, &a).is_err());
-        let a = SelectArgs { vars: vec!["lev".into()], exclude: true, no_coords: true, ..Default::default() };
+        let a = SelectArgs {
+            vars: vec!["lev".into()],
+            exclude: true,
+            no_coords: true,
+            ..Default::default()
+        };
         assert!(!names(&m, &select(&m, &a).unwrap()).contains(&"lev".to_string()));
     }
 }

@@ -565,6 +565,9 @@ mod tests {
         assert!(a.extend_from(&Values::Int(vec![2, 3])));
         assert!(!a.extend_from(&Values::Float(vec![2.0])));
         assert_eq!(a, Values::Int(vec![1, 2, 3]));
-        assert_eq!(Values::Char(b"ab\0c".to_vec()).as_text().as_deref(), Some("ab"));
+        assert_eq!(
+            Values::Char(b"ab\0c".to_vec()).as_text().as_deref(),
+            Some("ab")
+        );
     }
 }

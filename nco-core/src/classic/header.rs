@@ -72,7 +72,10 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn bad(&self, what: &str) -> Error {
-        Error::Format { path: self.path.to_string(), reason: what.to_string() }
+        Error::Format {
+            path: self.path.to_string(),
+            reason: what.to_string(),
+        }
     }
     fn take(&mut self, n: usize) -> Result<&[u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
@@ -189,7 +192,12 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             })
         }
     };
-    let mut c = Cursor { buf, pos: 4, v5: format == Format::Cdf5, path };
+    let mut c = Cursor {
+        buf,
+        pos: 4,
+        v5: format == Format::Cdf5,
+        path,
+    };
     let numrecs_raw = c.non_neg()?;
     let streaming = numrecs_raw == STREAMING32 || (c.v5 && numrecs_raw == u64::MAX);
 
@@ -198,7 +206,11 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
     for _ in 0..ndims {
         let name = c.name()?;
         let len = c.non_neg()?;
-        dims.push(Dim { name, len: len as usize, unlimited: len == 0 });
+        dims.push(Dim {
+            name,
+            len: len as usize,
+            unlimited: len == 0,
+        });
     }
     let attrs = c.attrs()?;
     let nvars = c.list_len(NC_VARIABLE, "variable")?;
@@ -227,12 +239,27 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             .filter(|t| *t != NcType::Str)
             .ok_or_else(|| c.bad(&format!("variable {name} has bad type {code}")))?;
         let _vsize = c.non_neg()?;
-        let begin = if format == Format::Classic { u64::from(c.u32()?) } else { c.u64()? };
-        vars.push(Var { name, ty, dims: vdims, attrs: vattrs, storage: Storage::default() });
+        let begin = if format == Format::Classic {
+            u64::from(c.u32()?)
+        } else {
+            c.u64()?
+        };
+        vars.push(Var {
+            name,
+            ty,
+            dims: vdims,
+            attrs: vattrs,
+            storage: Storage::default(),
+        });
         begins.push(begin);
     }
     let header_len = c.pos as u64;
-    let mut meta = Meta { format, dims, vars, attrs };
+    let mut meta = Meta {
+        format,
+        dims,
+        vars,
+        attrs,
+    };
     let (mut layout, recsize) = layout_sizes(&meta, path)?;
     for (l, b) in layout.iter_mut().zip(&begins) {
         l.begin = *b;
@@ -272,7 +299,13 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             });
         }
     }
-    Ok(Header { meta, layout, recsize, header_len, numrecs })
+    Ok(Header {
+        meta,
+        layout,
+        recsize,
+        header_len,
+        numrecs,
+    })
 }
 
 /// Per-variable sizes and the record size for `meta` (begins left at 0).
@@ -285,12 +318,19 @@ pub fn layout_sizes(meta: &Meta, path: &str) -> Result<(Vec<VarLayout>, u64)> {
         let skip = usize::from(record);
         let mut bytes = v.ty.size() as u64;
         for &d in &v.dims[skip..] {
-            bytes = bytes.checked_mul(meta.dims[d].len as u64).ok_or_else(|| Error::Format {
-                path: path.to_string(),
-                reason: format!("variable {} is too large", v.name),
-            })?;
+            bytes = bytes
+                .checked_mul(meta.dims[d].len as u64)
+                .ok_or_else(|| Error::Format {
+                    path: path.to_string(),
+                    reason: format!("variable {} is too large", v.name),
+                })?;
         }
-        out.push(VarLayout { begin: 0, bytes, vsize: pad4(bytes), record });
+        out.push(VarLayout {
+            begin: 0,
+            bytes,
+            vsize: pad4(bytes),
+            record,
+        });
     }
     let recs: Vec<&VarLayout> = out.iter().filter(|l| l.record).collect();
     let recsize = if recs.len() == 1 {
@@ -419,7 +459,13 @@ pub fn plan(meta: &Meta, numrecs: u64, hdr_pad: u64, path: &str) -> Result<Heade
         }
         _ => {}
     }
-    Ok(Header { meta: meta.clone(), layout, recsize, header_len, numrecs })
+    Ok(Header {
+        meta: meta.clone(),
+        layout,
+        recsize,
+        header_len,
+        numrecs,
+    })
 }
 
 #[cfg(test)]
@@ -428,14 +474,25 @@ mod tests {
 
     fn sample() -> Meta {
         let mut m = Meta::new(Format::Offset64);
-        m.dims.push(Dim { name: "time".into(), len: 2, unlimited: true });
-        m.dims.push(Dim { name: "x".into(), len: 3, unlimited: false });
+        m.dims.push(Dim {
+            name: "time".into(),
+            len: 2,
+            unlimited: true,
+        });
+        m.dims.push(Dim {
+            name: "x".into(),
+            len: 3,
+            unlimited: false,
+        });
         m.attrs.push(Attr::text("title", "t"));
         m.vars.push(Var {
             name: "a".into(),
             ty: NcType::Short,
             dims: vec![1],
-            attrs: vec![Attr { name: "v".into(), value: Values::Double(vec![1.5]) }],
+            attrs: vec![Attr {
+                name: "v".into(),
+                value: Values::Double(vec![1.5]),
+            }],
             storage: Storage::default(),
         });
         m.vars.push(Var {

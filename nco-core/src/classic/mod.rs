@@ -122,7 +122,8 @@ impl Reader {
         loop {
             let n = want.min(len) as usize;
             let mut buf = vec![0u8; n];
-            file.read_exact_at(&mut buf, 0).map_err(|e| Error::io(path, e))?;
+            file.read_exact_at(&mut buf, 0)
+                .map_err(|e| Error::io(path, e))?;
             match header::parse(&buf, len, path) {
                 Ok(header) => {
                     let source = if use_pread {
@@ -137,7 +138,12 @@ impl Reader {
                             Err(_) => Source::Pread,
                         }
                     };
-                    return Ok(Reader { path: path.to_string(), file, source, header });
+                    return Ok(Reader {
+                        path: path.to_string(),
+                        file,
+                        source,
+                        header,
+                    });
                 }
                 Err(e) if (n as u64) < len && e.to_string().contains("truncated") => want *= 8,
                 Err(e) => return Err(e),
@@ -172,7 +178,10 @@ impl Reader {
                 out.copy_from_slice(src);
                 Ok(())
             }
-            Source::Pread => self.file.read_exact_at(out, off).map_err(|e| Error::io(&self.path, e)),
+            Source::Pread => self
+                .file
+                .read_exact_at(out, off)
+                .map_err(|e| Error::io(&self.path, e)),
         }
     }
 
@@ -208,7 +217,9 @@ impl Reader {
     pub fn extents(&self, var: usize) -> Vec<(u64, u64)> {
         let l = &self.header.layout[var];
         if l.record {
-            (0..self.header.numrecs).map(|r| (l.begin + r * self.header.recsize, l.bytes)).collect()
+            (0..self.header.numrecs)
+                .map(|r| (l.begin + r * self.header.recsize, l.bytes))
+                .collect()
         } else {
             vec![(l.begin, l.bytes)]
         }
@@ -245,11 +256,13 @@ pub fn encode_par(v: &Values) -> Vec<u8> {
                 e.write_be(c);
             }
         } else {
-            out.par_chunks_mut(T::SIZE << 16).zip(x.par_chunks(1 << 16)).for_each(|(o, s)| {
-                for (c, &e) in o.chunks_exact_mut(T::SIZE).zip(s) {
-                    e.write_be(c);
-                }
-            });
+            out.par_chunks_mut(T::SIZE << 16)
+                .zip(x.par_chunks(1 << 16))
+                .for_each(|(o, s)| {
+                    for (c, &e) in o.chunks_exact_mut(T::SIZE).zip(s) {
+                        e.write_be(c);
+                    }
+                });
         }
         out
     }
@@ -275,22 +288,38 @@ impl Writer {
             if !meta.format.supports(v.ty) {
                 return Err(Error::var(
                     &v.name,
-                    format!("type {} cannot be stored in a {} file", v.ty, meta.format.kind_name()),
+                    format!(
+                        "type {} cannot be stored in a {} file",
+                        v.ty,
+                        meta.format.kind_name()
+                    ),
                 ));
             }
         }
         let numrecs = meta.record_dim().map_or(0, |d| meta.dims[d].len as u64);
         let header = header::plan(meta, numrecs, hdr_pad, path)?;
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut w = Writer { path: path.to_string(), file, header, numrecs };
+        let mut w = Writer {
+            path: path.to_string(),
+            file,
+            header,
+            numrecs,
+        };
         w.write_header()?;
         Ok(w)
     }
 
     fn write_header(&mut self) -> Result<()> {
         let begins: Vec<u64> = self.header.layout.iter().map(|l| l.begin).collect();
-        let bytes = header::encode(&self.header.meta, &begins, self.numrecs, &self.header.layout);
-        self.file.write_all_at(&bytes, 0).map_err(|e| Error::io(&self.path, e))
+        let bytes = header::encode(
+            &self.header.meta,
+            &begins,
+            self.numrecs,
+            &self.header.layout,
+        );
+        self.file
+            .write_all_at(&bytes, 0)
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     /// The planned layout.
@@ -324,7 +353,10 @@ impl Writer {
                 l.bytes / meta.dims[v.dims[0]].len.max(1) as u64
             };
             if first as u64 * row + bytes.len() as u64 > l.bytes {
-                return Err(Error::var(&v.name, "internal: write past the end of the variable"));
+                return Err(Error::var(
+                    &v.name,
+                    "internal: write past the end of the variable",
+                ));
             }
             self.file
                 .write_all_at(bytes, l.begin + first as u64 * row)
@@ -339,7 +371,10 @@ impl Writer {
         if values.nc_type() != want {
             return Err(Error::var(
                 &self.header.meta.vars[var].name,
-                format!("internal: writing {} data into a {want} variable", values.nc_type()),
+                format!(
+                    "internal: writing {} data into a {want} variable",
+                    values.nc_type()
+                ),
             ));
         }
         let raw = encode_par(values);
@@ -352,7 +387,11 @@ impl Writer {
         let l = self.header.layout[var].clone();
         let extents = src.extents(src_var);
         for (i, (off, len)) in extents.iter().enumerate() {
-            let dst = if l.record { l.begin + i as u64 * self.header.recsize } else { l.begin };
+            let dst = if l.record {
+                l.begin + i as u64 * self.header.recsize
+            } else {
+                l.begin
+            };
             copy_range(src.file(), *off, &self.file, dst, *len)
                 .map_err(|e| Error::io(&self.path, e))?;
             if l.record {
@@ -366,14 +405,21 @@ impl Writer {
     pub fn finish(mut self) -> Result<()> {
         self.write_header()?;
         let h = &self.header;
-        let fixed_end = h.layout.iter().filter(|l| !l.record).map(|l| l.begin + l.vsize).max();
+        let fixed_end = h
+            .layout
+            .iter()
+            .filter(|l| !l.record)
+            .map(|l| l.begin + l.vsize)
+            .max();
         let rec_begin = h.layout.iter().filter(|l| l.record).map(|l| l.begin).min();
         let end = match rec_begin {
             Some(b) => b + self.numrecs * h.recsize,
             None => fixed_end.unwrap_or(h.header_len),
         };
         let end = end.max(h.header_len);
-        self.file.set_len(end).map_err(|e| Error::io(&self.path, e))?;
+        self.file
+            .set_len(end)
+            .map_err(|e| Error::io(&self.path, e))?;
         Ok(())
     }
 }
@@ -388,7 +434,14 @@ fn copy_range(src: &File, src_off: u64, dst: &File, dst_off: u64, len: u64) -> s
         // SAFETY: both descriptors are open files owned by the callers for the whole
         // call; the offsets are plain integers the kernel validates.
         let n = unsafe {
-            libc::copy_file_range(src.as_raw_fd(), &mut so, dst.as_raw_fd(), &mut doff, want, 0)
+            libc::copy_file_range(
+                src.as_raw_fd(),
+                &mut so,
+                dst.as_raw_fd(),
+                &mut doff,
+                want,
+                0,
+            )
         };
         if n < 0 {
             let err = std::io::Error::last_os_error();
@@ -400,7 +453,10 @@ fn copy_range(src: &File, src_off: u64, dst: &File, dst_off: u64, len: u64) -> s
             };
         }
         if n == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "source too short"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "source too short",
+            ));
         }
         done += n as u64;
     }
@@ -443,7 +499,10 @@ mod tests {
         assert_eq!(runs(&[2, 3, 4], None, &sel), vec![(4 * 20, 1), (4 * 22, 1)]);
         // record variable: one run per record, offset by the record size.
         let sel = vec![vec![0, 2], vec![0, 1, 2], vec![0, 1, 2, 3]];
-        assert_eq!(runs(&[3, 3, 4], Some(1000), &sel), vec![(0, 12), (2000, 12)]);
+        assert_eq!(
+            runs(&[3, 3, 4], Some(1000), &sel),
+            vec![(0, 12), (2000, 12)]
+        );
         // record variable, partial inner run.
         let sel = vec![vec![1], vec![1, 2], vec![0, 1, 2, 3]];
         assert_eq!(runs(&[3, 3, 4], Some(1000), &sel), vec![(1000 + 16, 8)]);
