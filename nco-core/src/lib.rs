@@ -16,6 +16,9 @@
 //! | [`calendar`] | CF time units for date-valued bounds and rebasing |
 //! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
 //! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
+//! | [`fill`] | `_FillValue` semantics |
+//! | [`packing`] | `scale_factor`/`add_offset` unpacking |
+//! | [`kernels`] | generic reductions (avg, ttl, min, max, rms...) and binary operations |
 //! | [`output`] | temporary output files, `-O/-A`, `history` |
 //! | [`extract`] | the extraction pipeline shared by ncks and the other operators |
 //! | [`cli`] | shared command-line options and process plumbing |
@@ -37,10 +40,13 @@ pub mod cli;
 pub mod dataset;
 pub mod error;
 pub mod extract;
+pub mod fill;
 pub mod hyperslab;
+pub mod kernels;
 pub mod model;
 pub mod nc4;
 pub mod output;
+pub mod packing;
 pub mod progress;
 pub mod rusage;
 pub mod select;

@@ -191,8 +191,10 @@ pub trait NcNum:
     /// Exact for all integers up to 2^53 and for floats.
     fn to_f64(self) -> f64;
     /// Conversion as NCO does it (`nco_var_cnf_typ`): to integer types by rounding to
-    /// the nearest integer with ties to even (C's `lrint` in the default rounding mode),
-    /// saturating at the type's range, NaN to 0; to floating types by `as`.
+    /// the nearest integer with ties to even (C's `lrint` in the default rounding mode)
+    /// and then keeping the low bits, as C's integer cast does, so an out-of-range value
+    /// wraps (`ncwa -y ttl` on NC_SHORT 17000+17000 gives -31536, as in NCO); NaN gives 0.
+    /// [`NcNum::fits`] tells whether a value is in range, for warnings.
     fn from_f64(x: f64) -> Self;
     /// Decode one big-endian element (the classic format's byte order); `b.len() == SIZE`.
     fn from_be(b: &[u8]) -> Self;
@@ -200,6 +202,8 @@ pub trait NcNum:
     fn write_be(self, out: &mut [u8]);
     /// Decode one native-endian element.
     fn from_ne(b: &[u8]) -> Self;
+    /// True when `x` rounds to a value inside the type's range (always for floats).
+    fn fits(x: f64) -> bool;
     /// Wrap the vector into the matching [`Values`] variant.
     fn into_values(v: Vec<Self>) -> Values;
     /// Borrow the matching variant's vector, `None` for another type.
@@ -222,8 +226,13 @@ macro_rules! impl_nc_num {
             fn to_f64(self) -> f64 { self as f64 }
             #[inline]
             fn from_f64(x: f64) -> Self {
-                // `as` saturates and maps NaN to 0; round_ties_even matches lrint.
-                x.round_ties_even() as $t
+                // f64 -> i128 saturates (NaN -> 0); i128 -> $t keeps the low bits.
+                (x.round_ties_even() as i128) as $t
+            }
+            #[inline]
+            fn fits(x: f64) -> bool {
+                let r = x.round_ties_even();
+                r >= <$t>::MIN as f64 && r <= <$t>::MAX as f64
             }
             #[inline]
             fn from_be(b: &[u8]) -> Self {
@@ -260,6 +269,8 @@ macro_rules! impl_nc_num {
             fn to_f64(self) -> f64 { self as f64 }
             #[inline]
             fn from_f64(x: f64) -> Self { x as $t }
+            #[inline]
+            fn fits(_x: f64) -> bool { true }
             #[inline]
             fn from_be(b: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
@@ -544,9 +555,10 @@ mod tests {
         assert_eq!(i16::from_f64(2.5), 2);
         assert_eq!(i16::from_f64(3.5), 4);
         assert_eq!(i16::from_f64(-2.7), -3);
-        assert_eq!(i16::from_f64(1e9), i16::MAX);
+        assert_eq!(i16::from_f64(34000.0), -31536, "wraps like C's (short)lrint");
+        assert!(!i16::fits(34000.0) && i16::fits(-32768.0));
         assert_eq!(i32::from_f64(f64::NAN), 0);
-        assert_eq!(u8::from_f64(-3.0), 0);
+        assert_eq!(u8::from_f64(-3.0), 253, "C cast keeps the low bits");
     }
 
     #[test]

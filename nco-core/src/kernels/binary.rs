@@ -1,0 +1,147 @@
+//! Element-wise binary operations with broadcasting (ncbo; NCO manual, "ncbo netCDF
+//! Binary Operator"): the result is missing wherever either operand is missing, and the
+//! second operand may have fewer dimensions than the first (a subset, in order), its
+//! values repeated over the dimensions it lacks.
+
+use crate::error::{Error, Result};
+
+/// The four operations of ncbo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// Addition.
+    Add,
+    /// Subtraction (first minus second).
+    Sub,
+    /// Multiplication.
+    Mul,
+    /// Division (first divided by second).
+    Div,
+}
+
+impl BinOp {
+    /// Parse NCO's names and synonyms: `add + addition`, `sbt - dff diff sub subtract
+    /// subtraction`, `mlt * mult multiply multiplication`, `dvd / divide division`.
+    ///
+    /// Errors name the option `-y`.
+    pub fn parse(s: &str) -> Result<BinOp> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "add" | "+" | "addition" => BinOp::Add,
+            "sbt" | "-" | "dff" | "diff" | "sub" | "subtract" | "subtraction" => BinOp::Sub,
+            "mlt" | "*" | "mult" | "multiply" | "multiplication" => BinOp::Mul,
+            "dvd" | "/" | "divide" | "division" => BinOp::Div,
+            _ => return Err(Error::option("-y", format!("unknown binary operation \"{s}\""))),
+        })
+    }
+
+    /// Apply to two values.
+    #[inline]
+    pub fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+        }
+    }
+}
+
+/// Index of the element of `small` (dimensions `small_dims`, a subsequence of
+/// `big_dims` by name) that broadcasts onto each element of `big`.
+///
+/// Errors when `small_dims` is not an ordered subset of `big_dims` with equal lengths.
+pub fn broadcast_map(
+    big_dims: &[(String, usize)],
+    small_dims: &[(String, usize)],
+) -> Result<Option<Vec<usize>>> {
+    if big_dims == small_dims {
+        return Ok(None);
+    }
+    // Stride of each big dimension in the small array (0 when absent).
+    let mut strides = vec![0usize; big_dims.len()];
+    let mut pos = 0usize;
+    for (name, len) in small_dims {
+        let k = big_dims[pos..]
+            .iter()
+            .position(|(n, _)| n == name)
+            .map(|p| p + pos)
+            .ok_or_else(|| Error::msg(format!("dimension {name} of the second operand is not a dimension of the first (in order)")))?;
+        if big_dims[k].1 != *len {
+            return Err(Error::msg(format!(
+                "dimension {name} has size {len} in the second operand but {} in the first",
+                big_dims[k].1
+            )));
+        }
+        pos = k + 1;
+    }
+    let mut acc = 1usize;
+    for (name, len) in small_dims.iter().rev() {
+        if let Some(k) = big_dims.iter().position(|(n, _)| n == name) {
+            strides[k] = acc;
+        }
+        acc *= len;
+    }
+    let n: usize = big_dims.iter().map(|d| d.1).product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; big_dims.len()];
+    for _ in 0..n {
+        out.push(idx.iter().zip(&strides).map(|(i, s)| i * s).sum());
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < big_dims[k].1 {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ok(Some(out))
+}
+
+/// `a op b[map]` element by element; missing (`== fill`) where either operand is
+/// missing. `a_fill`/`b_fill` are each operand's missing value, `out_fill` the result's.
+pub fn apply(
+    op: BinOp,
+    a: &[f64],
+    a_fill: Option<f64>,
+    b: &[f64],
+    b_fill: Option<f64>,
+    map: Option<&[usize]>,
+    out_fill: f64,
+) -> Vec<f64> {
+    a.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let y = map.map_or(b[i], |m| b[m[i]]);
+            if a_fill == Some(x) || b_fill == Some(y) {
+                out_fill
+            } else {
+                op.apply(x, y)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcast_lon_over_three_dims() {
+        let big = vec![("lat".to_string(), 2), ("lev".to_string(), 1), ("lon".to_string(), 3)];
+        let small = vec![("lon".to_string(), 3)];
+        let m = broadcast_map(&big, &small).unwrap().unwrap();
+        assert_eq!(m, vec![0, 1, 2, 0, 1, 2]);
+        let small = vec![("lat".to_string(), 2)];
+        let m = broadcast_map(&big, &small).unwrap().unwrap();
+        assert_eq!(m, vec![0, 0, 0, 1, 1, 1]);
+        assert!(broadcast_map(&big, &[("x".to_string(), 2)]).is_err());
+        assert!(broadcast_map(&big, &[("lon".to_string(), 4)]).is_err());
+    }
+
+    #[test]
+    fn missing_propagates() {
+        let r = apply(BinOp::Sub, &[1.0, 5.0], Some(5.0), &[1.0, 1.0], None, None, -1.0);
+        assert_eq!(r, vec![0.0, -1.0]);
+        assert_eq!(BinOp::parse("-").unwrap(), BinOp::Sub);
+        assert!(BinOp::parse("pow").is_err());
+    }
+}

@@ -1,0 +1,363 @@
+//! Statistics over dimensions (ncwa), records (ncra) and ensemble members (nces):
+//! one accumulator, fed by generic kernels over every numeric type, that skips fill
+//! values, unpacks packed data on the fly, and applies weights and masks.
+//!
+//! Definitions (NCO manual, "Operation Types"; weighted forms checked against NCO 5.1.4
+//! with `ncwa -w`): with weights `w` (1 when unweighted) over the valid, masked-in
+//! elements `x`:
+//!
+//! | op | result |
+//! |---|---|
+//! | avg | Σwx / Σw |
+//! | sqravg | (Σwx / Σw)² |
+//! | avgsqr | Σwx² / Σw |
+//! | rms | √(Σwx² / Σw) |
+//! | rmssdn | √(Σx² / (n−1)) unweighted, √(Σwx² / Σw) weighted |
+//! | sqrt | √(Σwx / Σw) |
+//! | ttl | Σwx |
+//! | max, min | max, min of wx |
+//! | mabs, mibs | max, min of \|wx\| |
+//! | mebs | Σw\|x\| / Σw |
+//! | tabs | Σw\|x\| |
+//!
+//! `-N` (no normalisation) returns the numerator of the averaging forms. An output
+//! element with no valid input is missing.
+
+use crate::error::{Error, Result};
+use crate::packing::Packing;
+use crate::types::NcNum;
+
+/// A statistic (`-y`, `--op_typ`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Mean (default).
+    Avg,
+    /// Square of the mean.
+    SqrAvg,
+    /// Mean of squares.
+    AvgSqr,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Root mean square.
+    Rms,
+    /// Root mean square normalised by n−1.
+    RmsSdn,
+    /// Square root of the mean.
+    Sqrt,
+    /// Total (sum).
+    Ttl,
+    /// Maximum absolute value.
+    MAbs,
+    /// Mean absolute value.
+    MEbs,
+    /// Minimum absolute value.
+    MIbs,
+    /// Total of absolute values.
+    TAbs,
+}
+
+impl Op {
+    /// Parse an NCO operation name (`avg`, `ttl`, `max`, ... and `mean`, `sum`, `total`).
+    ///
+    /// Errors name the option `-y`.
+    pub fn parse(s: &str) -> Result<Op> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "avg" | "mean" | "average" => Op::Avg,
+            "sqravg" => Op::SqrAvg,
+            "avgsqr" => Op::AvgSqr,
+            "max" | "maximum" => Op::Max,
+            "min" | "minimum" => Op::Min,
+            "rms" | "rootmeansquare" => Op::Rms,
+            "rmssdn" => Op::RmsSdn,
+            "sqrt" => Op::Sqrt,
+            "ttl" | "total" | "sum" => Op::Ttl,
+            "mabs" => Op::MAbs,
+            "mebs" => Op::MEbs,
+            "mibs" => Op::MIbs,
+            "tabs" => Op::TAbs,
+            _ => return Err(Error::option("-y", format!("unknown operation \"{s}\""))),
+        })
+    }
+
+    /// The CF `cell_methods` word NCO writes for this statistic.
+    pub fn cell_method(self) -> &'static str {
+        match self {
+            Op::Avg | Op::MEbs | Op::Sqrt | Op::SqrAvg => "mean",
+            Op::AvgSqr => "mean_of_squares",
+            Op::Max | Op::MAbs => "maximum",
+            Op::Min | Op::MIbs => "minimum",
+            Op::Rms | Op::RmsSdn => "root_mean_square",
+            Op::Ttl | Op::TAbs => "sum",
+        }
+    }
+
+    fn is_extreme(self) -> bool {
+        matches!(self, Op::Max | Op::Min | Op::MAbs | Op::MIbs)
+    }
+}
+
+/// Running statistic over `n` output elements.
+#[derive(Clone, Debug)]
+pub struct Accum {
+    /// The statistic.
+    pub op: Op,
+    val: Vec<f64>,
+    wsum: Vec<f64>,
+    tally: Vec<u64>,
+    weighted: bool,
+}
+
+/// A broadcast operand (weight or mask) over a variable: `values[Σ idx_k * stride[k]]`
+/// is the operand for the variable element with indices `idx`.
+#[derive(Clone, Copy, Debug)]
+pub struct Broadcast<'a> {
+    /// Operand values.
+    pub values: &'a [f64],
+    /// Stride into `values` per dimension of the variable (0 where it does not vary).
+    pub stride: &'a [usize],
+}
+
+impl Accum {
+    /// A new accumulator with `n` output elements.
+    pub fn new(op: Op, n: usize) -> Accum {
+        let init = match op {
+            Op::Max | Op::MAbs => f64::NEG_INFINITY,
+            Op::Min | Op::MIbs => f64::INFINITY,
+            _ => 0.0,
+        };
+        Accum { op, val: vec![init; n], wsum: vec![0.0; n], tally: vec![0; n], weighted: false }
+    }
+
+    /// Number of output elements.
+    pub fn len(&self) -> usize {
+        self.val.len()
+    }
+
+    /// True when there are no output elements.
+    pub fn is_empty(&self) -> bool {
+        self.val.is_empty()
+    }
+
+    /// Number of valid values accumulated into element `i`.
+    pub fn tally(&self, i: usize) -> u64 {
+        self.tally[i]
+    }
+
+    #[inline(always)]
+    fn push(&mut self, o: usize, x: f64, w: f64) {
+        let v = &mut self.val[o];
+        match self.op {
+            Op::Avg | Op::Sqrt | Op::SqrAvg | Op::Ttl => *v += w * x,
+            Op::MEbs | Op::TAbs => *v += w * x.abs(),
+            Op::AvgSqr | Op::Rms | Op::RmsSdn => *v += w * x * x,
+            Op::Max => *v = v.max(w * x),
+            Op::Min => *v = v.min(w * x),
+            Op::MAbs => *v = v.max((w * x).abs()),
+            Op::MIbs => *v = v.min((w * x).abs()),
+        }
+        self.wsum[o] += w;
+        self.tally[o] += 1;
+    }
+
+    /// Element-wise accumulation: `x[i]` goes into output element `i` with weight `w`
+    /// (ncra records, nces members). `x.len()` must equal [`Accum::len`].
+    pub fn add_elementwise<T: NcNum>(&mut self, x: &[T], fill: Option<T>, pack: Option<&Packing>, w: f64) {
+        debug_assert_eq!(x.len(), self.val.len());
+        if w != 1.0 {
+            self.weighted = true;
+        }
+        // Fast path: plain sums of unpacked data without fill values.
+        if fill.is_none() && pack.is_none() && w == 1.0 && matches!(self.op, Op::Avg | Op::Ttl) {
+            for ((v, t), (s, &e)) in self.val.iter_mut().zip(self.tally.iter_mut()).zip(self.wsum.iter_mut().zip(x)) {
+                *v += e.to_f64();
+                *t += 1;
+                *s += 1.0;
+            }
+            return;
+        }
+        for (i, &e) in x.iter().enumerate() {
+            if fill == Some(e) {
+                continue;
+            }
+            let mut v = e.to_f64();
+            if let Some(p) = pack {
+                v = p.unpack(v);
+            }
+            self.push(i, v, w);
+        }
+    }
+
+    /// General reduction: `x` has `shape` (C order); element `idx` goes to output
+    /// element `Σ idx_k * out_stride[k]` (stride 0 on reduced dimensions). Elements equal
+    /// to `fill` are skipped; `mask` keeps elements whose mask value is non-zero;
+    /// `weight` multiplies each element.
+    pub fn add_reduce<T: NcNum>(
+        &mut self,
+        x: &[T],
+        shape: &[usize],
+        out_stride: &[usize],
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        weight: Option<Broadcast<'_>>,
+        mask: Option<Broadcast<'_>>,
+    ) {
+        if weight.is_some() {
+            self.weighted = true;
+        }
+        let nd = shape.len();
+        if nd == 0 {
+            if let Some(&e) = x.first() {
+                let ok_mask = mask.is_none_or(|m| m.values[0] != 0.0);
+                if fill != Some(e) && ok_mask {
+                    let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
+                    let w = weight.map_or(1.0, |w| w.values[0]);
+                    self.push(0, v, w);
+                }
+            }
+            return;
+        }
+        let row = shape[nd - 1];
+        if row == 0 || x.is_empty() {
+            return;
+        }
+        let outer: usize = shape[..nd - 1].iter().product();
+        let os_last = out_stride[nd - 1];
+        let ws_last = weight.map_or(0, |w| w.stride[nd - 1]);
+        let ms_last = mask.map_or(0, |m| m.stride[nd - 1]);
+        let mut idx = vec![0usize; nd - 1];
+        for r in 0..outer {
+            let mut ob = 0;
+            let mut wb = 0;
+            let mut mb = 0;
+            for (k, &i) in idx.iter().enumerate() {
+                ob += i * out_stride[k];
+                wb += weight.map_or(0, |w| i * w.stride[k]);
+                mb += mask.map_or(0, |m| i * m.stride[k]);
+            }
+            let xs = &x[r * row..(r + 1) * row];
+            for (j, &e) in xs.iter().enumerate() {
+                if fill == Some(e) {
+                    continue;
+                }
+                if let Some(m) = mask {
+                    if m.values[mb + j * ms_last] == 0.0 {
+                        continue;
+                    }
+                }
+                let mut v = e.to_f64();
+                if let Some(p) = pack {
+                    v = p.unpack(v);
+                }
+                let w = weight.map_or(1.0, |w| w.values[wb + j * ws_last]);
+                self.push(ob + j * os_last, v, w);
+            }
+            for k in (0..nd - 1).rev() {
+                idx[k] += 1;
+                if idx[k] < shape[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+    }
+
+    /// Merge another accumulator of the same op and size (parallel partial results).
+    pub fn merge(&mut self, other: &Accum) {
+        self.weighted |= other.weighted;
+        for i in 0..self.val.len() {
+            if other.tally[i] == 0 {
+                continue;
+            }
+            self.val[i] = match self.op {
+                Op::Max | Op::MAbs => self.val[i].max(other.val[i]),
+                Op::Min | Op::MIbs => self.val[i].min(other.val[i]),
+                _ => self.val[i] + other.val[i],
+            };
+            self.wsum[i] += other.wsum[i];
+            self.tally[i] += other.tally[i];
+        }
+    }
+
+    /// Final values; `None` where no valid value arrived. `normalize = false` is `-N`.
+    pub fn finish(&self, normalize: bool) -> Vec<Option<f64>> {
+        (0..self.val.len())
+            .map(|i| {
+                let n = self.tally[i];
+                if n == 0 {
+                    return None;
+                }
+                let v = self.val[i];
+                let mean = |v: f64| if normalize { v / self.wsum[i] } else { v };
+                Some(match self.op {
+                    Op::Avg | Op::MEbs | Op::AvgSqr => mean(v),
+                    Op::SqrAvg => mean(v).powi(2),
+                    Op::Sqrt | Op::Rms => mean(v).sqrt(),
+                    Op::RmsSdn => {
+                        if self.weighted || !normalize {
+                            mean(v).sqrt()
+                        } else if n > 1 {
+                            (v / (n - 1) as f64).sqrt()
+                        } else {
+                            f64::NAN
+                        }
+                    }
+                    _ if self.op.is_extreme() => v,
+                    _ => v,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(op: Op, x: &[f32], w: Option<&[f64]>) -> Option<f64> {
+        let mut a = Accum::new(op, 1);
+        let stride = [1usize];
+        let wb = w.map(|v| Broadcast { values: v, stride: &stride });
+        a.add_reduce(x, &[x.len()], &[0], None, None, wb, None);
+        a.finish(true)[0]
+    }
+
+    #[test]
+    fn weighted_statistics_match_nco() {
+        // ncwa -a lev -w lev_wgt -v lev_var on NCO's in.nc: lev_var 100,500,1000,
+        // lev_wgt 10,2,1.
+        let x = [100.0f32, 500.0, 1000.0];
+        let w = [10.0, 2.0, 1.0];
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-3 * b.abs().max(1.0);
+        assert!(close(run(Op::Avg, &x, Some(&w)), 230.769));
+        assert!(close(run(Op::Max, &x, Some(&w)), 1000.0));
+        assert!(close(run(Op::Ttl, &x, Some(&w)), 3000.0));
+        assert!(close(run(Op::Rms, &x, Some(&w)), 350.823));
+        assert!(close(run(Op::RmsSdn, &x, Some(&w)), 350.823));
+        assert!(close(run(Op::SqrAvg, &x, Some(&w)), 53254.4));
+        assert!(close(run(Op::AvgSqr, &x, Some(&w)), 123077.0));
+        assert!(close(run(Op::Sqrt, &x, Some(&w)), 15.1911));
+        assert!(close(run(Op::RmsSdn, &x, None), 793.725));
+    }
+
+    #[test]
+    fn fill_and_mask_and_packing() {
+        let mut a = Accum::new(Op::Avg, 1);
+        a.add_reduce(&[73.0f32, 1e36, 73.0, 1e36], &[4], &[0], Some(1e36), None, None, None);
+        assert_eq!(a.finish(true), vec![Some(73.0)]);
+        let mut a = Accum::new(Op::Avg, 2);
+        // [2,2] reduce over dim 1, mask keeps column 0 only in row 1.
+        let mask = [0.0, 0.0, 1.0, 0.0];
+        let ms = [2usize, 1];
+        a.add_reduce(&[1i32, 2, 3, 4], &[2, 2], &[1, 0], None, None, None, Some(Broadcast { values: &mask, stride: &ms }));
+        assert_eq!(a.finish(true), vec![None, Some(3.0)]);
+        let p = Packing { scale_factor: 2.0, add_offset: 1.0, unpacked_type: crate::types::NcType::Double, hdf: false };
+        let mut a = Accum::new(Op::Ttl, 1);
+        a.add_elementwise(&[1i16], None, Some(&p), 1.0);
+        a.add_elementwise(&[1i16], None, Some(&p), 1.0);
+        assert_eq!(a.finish(true), vec![Some(6.0)]);
+        assert!(Op::parse("bogus").is_err());
+        assert_eq!(Op::parse("mean").unwrap(), Op::Avg);
+    }
+}
