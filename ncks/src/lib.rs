@@ -109,24 +109,7 @@ pub fn command() -> clap::Command {
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let matches = match command().try_get_matches_from(&argv) {
         Ok(m) => m,
-        Err(e) => {
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    print!("{e}");
-                    Ok(())
-                }
-                _ => {
-                    let t = e.to_string();
-                    let first = t
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ")
-                        .to_string();
-                    Err(Error::msg(format!("{first} (try --help)")))
-                }
-            }
-        }
+        Err(e) => return cli::clap_error(e),
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
     if cli.common.revision {

@@ -303,6 +303,26 @@ pub fn parse<T: clap::Parser>(argv: &[String]) -> Result<Option<T>> {
     }
 }
 
+/// Turn a clap parse failure into the operator's result: `--help`/`--version` print and
+/// succeed (exit 0); anything else is a one-line error (exit 1, NCO's status).
+pub fn clap_error(e: clap::Error) -> Result<()> {
+    match e.kind() {
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+            print!("{e}");
+            Ok(())
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            Err(Error::msg(format!("{first} (try --help)")))
+        }
+    }
+}
+
 /// Build a clap command with the settings every operator shares.
 pub fn configure(cmd: clap::Command) -> clap::Command {
     cmd.disable_help_flag(true)

@@ -10,7 +10,9 @@ use crate::types::{NcType, Values};
 
 /// The variable's `_FillValue` converted to its type, as f64 (`None` when absent or text).
 pub fn fill_value(var: &Var) -> Option<f64> {
-    var.attr("_FillValue").and_then(|a| a.value.convert(var.ty)).and_then(|v| v.get_f64(0))
+    var.attr("_FillValue")
+        .and_then(|a| a.value.convert(var.ty))
+        .and_then(|v| v.get_f64(0))
 }
 
 /// The library default fill value of a numeric type (`NC_FILL_*`), as f64.
@@ -23,7 +25,10 @@ pub fn default_fill(ty: NcType) -> f64 {
 /// Set `_FillValue` of `var` (now of type `ty`) to `value`, in type `ty`.
 pub fn set_fill_attr(var: &mut Var, ty: NcType, value: f64) {
     if let Some(v) = Values::from_f64_slice(ty, &[value]) {
-        var.set_attr(Attr { name: "_FillValue".into(), value: v });
+        var.set_attr(Attr {
+            name: "_FillValue".into(),
+            value: v,
+        });
     }
 }
 
@@ -50,7 +55,10 @@ mod tests {
             name: "x".into(),
             ty: NcType::Float,
             dims: vec![],
-            attrs: vec![Attr { name: "_FillValue".into(), value: Values::Double(vec![1e36]) }],
+            attrs: vec![Attr {
+                name: "_FillValue".into(),
+                value: Values::Double(vec![1e36]),
+            }],
             storage: Storage::default(),
         };
         assert_eq!(fill_value(&v), Some(f64::from(1e36_f32)));

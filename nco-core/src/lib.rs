@@ -16,6 +16,7 @@
 //! | [`calendar`] | CF time units for date-valued bounds and rebasing |
 //! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
 //! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
+//! | [`arith`] | processed variables: unpack, compute in double, write unpacked; cell_methods |
 //! | [`fill`] | `_FillValue` semantics |
 //! | [`packing`] | `scale_factor`/`add_offset` unpacking |
 //! | [`kernels`] | generic reductions (avg, ttl, min, max, rms...) and binary operations |
@@ -32,6 +33,7 @@
 //! (`scale_factor`/`add_offset`), *chunk* (the netCDF-4 storage unit).
 #![deny(missing_docs)]
 
+pub mod arith;
 pub mod calendar;
 pub mod cfmt;
 pub mod chunking;

@@ -41,12 +41,17 @@ pub fn packing_of(var: &Var, hdf: bool) -> Option<Packing> {
     if sf.is_none() && ao.is_none() {
         return None;
     }
-    let get = |a: Option<&crate::model::Attr>, d: f64| a.and_then(|a| a.value.get_f64(0)).unwrap_or(d);
+    let get =
+        |a: Option<&crate::model::Attr>, d: f64| a.and_then(|a| a.value.get_f64(0)).unwrap_or(d);
     let unpacked_type = sf.or(ao).map_or(NcType::Double, |a| a.value.nc_type());
     Some(Packing {
         scale_factor: get(sf, 1.0),
         add_offset: get(ao, 0.0),
-        unpacked_type: if unpacked_type.is_numeric() { unpacked_type } else { NcType::Double },
+        unpacked_type: if unpacked_type.is_numeric() {
+            unpacked_type
+        } else {
+            NcType::Double
+        },
         hdf,
     })
 }
@@ -73,8 +78,14 @@ mod tests {
             ty: NcType::Short,
             dims: vec![],
             attrs: vec![
-                Attr { name: "scale_factor".into(), value: Values::Double(vec![4.0]) },
-                Attr { name: "add_offset".into(), value: Values::Double(vec![3.0]) },
+                Attr {
+                    name: "scale_factor".into(),
+                    value: Values::Double(vec![4.0]),
+                },
+                Attr {
+                    name: "add_offset".into(),
+                    value: Values::Double(vec![3.0]),
+                },
             ],
             storage: Storage::default(),
         };

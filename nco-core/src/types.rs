@@ -555,7 +555,11 @@ mod tests {
         assert_eq!(i16::from_f64(2.5), 2);
         assert_eq!(i16::from_f64(3.5), 4);
         assert_eq!(i16::from_f64(-2.7), -3);
-        assert_eq!(i16::from_f64(34000.0), -31536, "wraps like C's (short)lrint");
+        assert_eq!(
+            i16::from_f64(34000.0),
+            -31536,
+            "wraps like C's (short)lrint"
+        );
         assert!(!i16::fits(34000.0) && i16::fits(-32768.0));
         assert_eq!(i32::from_f64(f64::NAN), 0);
         assert_eq!(u8::from_f64(-3.0), 253, "C cast keeps the low bits");

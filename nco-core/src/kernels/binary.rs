@@ -29,7 +29,12 @@ impl BinOp {
             "sbt" | "-" | "dff" | "diff" | "sub" | "subtract" | "subtraction" => BinOp::Sub,
             "mlt" | "*" | "mult" | "multiply" | "multiplication" => BinOp::Mul,
             "dvd" | "/" | "divide" | "division" => BinOp::Div,
-            _ => return Err(Error::option("-y", format!("unknown binary operation \"{s}\""))),
+            _ => {
+                return Err(Error::option(
+                    "-y",
+                    format!("unknown binary operation \"{s}\""),
+                ))
+            }
         })
     }
 
@@ -126,7 +131,11 @@ mod tests {
 
     #[test]
     fn broadcast_lon_over_three_dims() {
-        let big = vec![("lat".to_string(), 2), ("lev".to_string(), 1), ("lon".to_string(), 3)];
+        let big = vec![
+            ("lat".to_string(), 2),
+            ("lev".to_string(), 1),
+            ("lon".to_string(), 3),
+        ];
         let small = vec![("lon".to_string(), 3)];
         let m = broadcast_map(&big, &small).unwrap().unwrap();
         assert_eq!(m, vec![0, 1, 2, 0, 1, 2]);
@@ -139,7 +148,15 @@ mod tests {
 
     #[test]
     fn missing_propagates() {
-        let r = apply(BinOp::Sub, &[1.0, 5.0], Some(5.0), &[1.0, 1.0], None, None, -1.0);
+        let r = apply(
+            BinOp::Sub,
+            &[1.0, 5.0],
+            Some(5.0),
+            &[1.0, 1.0],
+            None,
+            None,
+            -1.0,
+        );
         assert_eq!(r, vec![0.0, -1.0]);
         assert_eq!(BinOp::parse("-").unwrap(), BinOp::Sub);
         assert!(BinOp::parse("pow").is_err());

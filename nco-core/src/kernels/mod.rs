@@ -15,7 +15,13 @@ fn typed_fill<T: NcNum>(fill: Option<f64>) -> Option<T> {
 
 /// [`Accum::add_elementwise`] on a runtime-typed buffer; `fill` in the buffer's type
 /// (as f64). Text buffers are ignored.
-pub fn add_elementwise(acc: &mut Accum, x: &Values, fill: Option<f64>, pack: Option<&Packing>, w: f64) {
+pub fn add_elementwise(
+    acc: &mut Accum,
+    x: &Values,
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    w: f64,
+) {
     crate::dispatch!(x, v => acc.add_elementwise(v, typed_fill(fill), pack, w); char _c => {}; string _s => {})
 }
 
@@ -60,7 +66,12 @@ pub fn to_values(results: &[Option<f64>], ty: NcType, fill: f64) -> (Values, usi
 }
 
 /// Unpack a buffer to f64, keeping missing elements (equal to `fill`) as `out_fill`.
-pub fn to_f64_unpacked(x: &Values, fill: Option<f64>, pack: Option<&Packing>, out_fill: f64) -> Vec<f64> {
+pub fn to_f64_unpacked(
+    x: &Values,
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    out_fill: f64,
+) -> Vec<f64> {
     fn conv<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>, out_fill: f64) -> Vec<f64> {
         x.iter()
             .map(|&e| {

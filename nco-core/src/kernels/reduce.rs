@@ -127,7 +127,13 @@ impl Accum {
             Op::Min | Op::MIbs => f64::INFINITY,
             _ => 0.0,
         };
-        Accum { op, val: vec![init; n], wsum: vec![0.0; n], tally: vec![0; n], weighted: false }
+        Accum {
+            op,
+            val: vec![init; n],
+            wsum: vec![0.0; n],
+            tally: vec![0; n],
+            weighted: false,
+        }
     }
 
     /// Number of output elements.
@@ -163,14 +169,25 @@ impl Accum {
 
     /// Element-wise accumulation: `x[i]` goes into output element `i` with weight `w`
     /// (ncra records, nces members). `x.len()` must equal [`Accum::len`].
-    pub fn add_elementwise<T: NcNum>(&mut self, x: &[T], fill: Option<T>, pack: Option<&Packing>, w: f64) {
+    pub fn add_elementwise<T: NcNum>(
+        &mut self,
+        x: &[T],
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        w: f64,
+    ) {
         debug_assert_eq!(x.len(), self.val.len());
         if w != 1.0 {
             self.weighted = true;
         }
         // Fast path: plain sums of unpacked data without fill values.
         if fill.is_none() && pack.is_none() && w == 1.0 && matches!(self.op, Op::Avg | Op::Ttl) {
-            for ((v, t), (s, &e)) in self.val.iter_mut().zip(self.tally.iter_mut()).zip(self.wsum.iter_mut().zip(x)) {
+            for ((v, t), (s, &e)) in self
+                .val
+                .iter_mut()
+                .zip(self.tally.iter_mut())
+                .zip(self.wsum.iter_mut().zip(x))
+            {
                 *v += e.to_f64();
                 *t += 1;
                 *s += 1.0;
@@ -318,7 +335,10 @@ mod tests {
     fn run(op: Op, x: &[f32], w: Option<&[f64]>) -> Option<f64> {
         let mut a = Accum::new(op, 1);
         let stride = [1usize];
-        let wb = w.map(|v| Broadcast { values: v, stride: &stride });
+        let wb = w.map(|v| Broadcast {
+            values: v,
+            stride: &stride,
+        });
         a.add_reduce(x, &[x.len()], &[0], None, None, wb, None);
         a.finish(true)[0]
     }
@@ -344,15 +364,39 @@ mod tests {
     #[test]
     fn fill_and_mask_and_packing() {
         let mut a = Accum::new(Op::Avg, 1);
-        a.add_reduce(&[73.0f32, 1e36, 73.0, 1e36], &[4], &[0], Some(1e36), None, None, None);
+        a.add_reduce(
+            &[73.0f32, 1e36, 73.0, 1e36],
+            &[4],
+            &[0],
+            Some(1e36),
+            None,
+            None,
+            None,
+        );
         assert_eq!(a.finish(true), vec![Some(73.0)]);
         let mut a = Accum::new(Op::Avg, 2);
         // [2,2] reduce over dim 1, mask keeps column 0 only in row 1.
         let mask = [0.0, 0.0, 1.0, 0.0];
         let ms = [2usize, 1];
-        a.add_reduce(&[1i32, 2, 3, 4], &[2, 2], &[1, 0], None, None, None, Some(Broadcast { values: &mask, stride: &ms }));
+        a.add_reduce(
+            &[1i32, 2, 3, 4],
+            &[2, 2],
+            &[1, 0],
+            None,
+            None,
+            None,
+            Some(Broadcast {
+                values: &mask,
+                stride: &ms,
+            }),
+        );
         assert_eq!(a.finish(true), vec![None, Some(3.0)]);
-        let p = Packing { scale_factor: 2.0, add_offset: 1.0, unpacked_type: crate::types::NcType::Double, hdf: false };
+        let p = Packing {
+            scale_factor: 2.0,
+            add_offset: 1.0,
+            unpacked_type: crate::types::NcType::Double,
+            hdf: false,
+        };
         let mut a = Accum::new(Op::Ttl, 1);
         a.add_elementwise(&[1i16], None, Some(&p), 1.0);
         a.add_elementwise(&[1i16], None, Some(&p), 1.0);

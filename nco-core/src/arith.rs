@@ -1,0 +1,104 @@
+//! What the arithmetic operators (ncwa, ncra, nces, ncbo) share about a *processed*
+//! variable: it is read in its stored type, unpacked on the fly, computed in double
+//! precision (NCO's default since 4.3.6) and written unpacked, in the unpacked type,
+//! with `_FillValue` converted to that type; integer results are rounded (ties to even)
+//! and, as in NCO, wrap when out of range (we also warn, see README).
+
+use crate::fill;
+use crate::kernels;
+use crate::model::{Attr, Meta, Var};
+use crate::packing::{self, Packing};
+use crate::types::{NcType, Values};
+
+/// A variable the operator computes on.
+#[derive(Clone, Debug)]
+pub struct ProcVar {
+    /// Index of the variable in the input file.
+    pub id: usize,
+    /// Missing value in the stored (packed) type, as f64.
+    pub in_fill: Option<f64>,
+    /// Packing of the stored data.
+    pub pack: Option<Packing>,
+    /// Output definition (unpacked type, converted fill attributes).
+    pub out: Var,
+    /// Value written for missing results.
+    pub out_fill: f64,
+}
+
+/// Prepare variable `id` of `meta` for arithmetic (`hdf` = `--hdf_upk`).
+pub fn prepare(meta: &Meta, id: usize, hdf: bool) -> ProcVar {
+    let var = &meta.vars[id];
+    let in_fill = fill::fill_value(var);
+    let pack = packing::packing_of(var, hdf);
+    let mut out = var.clone();
+    if let Some(p) = &pack {
+        packing::mark_unpacked(&mut out, p);
+    }
+    let out_fill = fill::fill_value(&out).unwrap_or_else(|| fill::default_fill(out.ty));
+    ProcVar {
+        id,
+        in_fill,
+        pack,
+        out,
+        out_fill,
+    }
+}
+
+impl ProcVar {
+    /// Typed output values from results (`None` = missing). Adds a `_FillValue`
+    /// attribute (the type's default) when a result is missing and the variable had
+    /// none, and warns on stderr when integer results overflowed the output type.
+    pub fn finish(&mut self, prog: &str, results: &[Option<f64>]) -> Values {
+        let (vals, over) = kernels::to_values(results, self.out.ty, self.out_fill);
+        if results.iter().any(Option::is_none) && self.out.attr("_FillValue").is_none() {
+            let ty = self.out.ty;
+            fill::set_fill_attr(&mut self.out, ty, self.out_fill);
+        }
+        if over > 0 {
+            eprintln!(
+                "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO; \
+                 promote the variable (e.g. ncap2 or ncpdq -M) for exact results",
+                self.out.name, self.out.ty
+            );
+        }
+        vals
+    }
+
+    /// Results as f64 after unpacking: the stored values with missing ones as `out_fill`.
+    pub fn unpacked(&self, x: &Values) -> Vec<f64> {
+        kernels::to_f64_unpacked(x, self.in_fill, self.pack.as_ref(), self.out_fill)
+    }
+}
+
+/// Append `"<dims>: <method>"` to the variable's `cell_methods` (CF §7.3), as NCO's
+/// averagers do unless `--no_cll_mth`.
+pub fn add_cell_methods(var: &mut Var, dims: &[String], method: &str) {
+    if dims.is_empty() {
+        return;
+    }
+    let entry = format!("{}: {method}", dims.join(", "));
+    let text = match var.attr_text("cell_methods") {
+        Some(old) if !old.is_empty() => format!("{old} {entry}"),
+        _ => entry,
+    };
+    var.set_attr(Attr::text("cell_methods", &text));
+}
+
+/// Record the thread count in the `nco_openmp_thread_number` global attribute, as NCO's
+/// threaded operators do when `-t` is given.
+pub fn stamp_threads(meta: &mut Meta, threads: Option<usize>) {
+    if let Some(t) = threads {
+        crate::model::set_attr(
+            &mut meta.attrs,
+            Attr {
+                name: "nco_openmp_thread_number".into(),
+                value: Values::Int(vec![t as i32]),
+            },
+        );
+    }
+}
+
+/// True when `ty` takes part in arithmetic (numbers; not text).
+pub fn is_arith(ty: NcType) -> bool {
+    ty.is_numeric()
+}
