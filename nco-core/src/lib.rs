@@ -14,6 +14,7 @@
 //! | [`hyperslab`] | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
 //! | [`cfmt`] | C printf formatting of values (`ncks -s`, NCO's number formats) |
 //! | [`calendar`] | CF time units for date-valued bounds and rebasing |
+//! | [`multifile`] | input lists (`-n`, `-p`, stdin), record selection across files, sub-cycles |
 //! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
 //! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
 //! | [`arith`] | processed variables: unpack, compute in double, write unpacked; cell_methods |
@@ -46,6 +47,7 @@ pub mod fill;
 pub mod hyperslab;
 pub mod kernels;
 pub mod model;
+pub mod multifile;
 pub mod nc4;
 pub mod output;
 pub mod packing;

@@ -1,0 +1,278 @@
+//! Input lists of the multi-file operators (ncra, ncrcat, nces, ncecat) and record
+//! selection across files (NCO manual, "Specifying Input Files", "Hyperslabs" for
+//! multi-file operators, "Subcycle").
+//!
+//! * Inputs are the positional arguments but the last (the output), each prefixed by
+//!   `-p`; `-n nbr,dgt,inc` generates `nbr` names from the first by counting in its
+//!   last `dgt` digits before the extension; with only an output given, names are read
+//!   from standard input (whitespace separated) and recorded in the
+//!   `nco_input_file_number`/`nco_input_file_list` global attributes (unless `-H`).
+//! * Index bounds of a record hyperslab count records across the whole concatenation
+//!   and the stride carries across file boundaries; coordinate-value bounds are applied
+//!   file by file. The fifth field (sub-cycle) groups `subcycle` consecutive records
+//!   starting every `stride` records.
+
+use std::io::Read;
+
+use crate::dataset::Dataset;
+use crate::error::{Error, Result};
+use crate::hyperslab::{self, Bound, DimInfo, HyperslabSpec};
+use crate::model::{Attr, Meta};
+use crate::types::Values;
+
+/// Expand `-n nbr,dgt,inc` from the first input name.
+///
+/// Errors: malformed `-n`, or a name without `dgt` digits before its extension.
+pub fn generate_names(first: &str, spec: &str) -> Result<Vec<String>> {
+    let bad = |r: &str| Error::option("-n", format!("\"{spec}\": {r}"));
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let num = |i: usize, d: i64| -> Result<i64> {
+        match parts.get(i).filter(|s| !s.is_empty()) {
+            Some(s) => s.parse::<i64>().map_err(|_| bad("fields must be integers")),
+            None => Ok(d),
+        }
+    };
+    let nbr = num(0, 0)?;
+    let dgt = num(1, 3)?;
+    let inc = num(2, 1)?;
+    if nbr < 1 || dgt < 1 || inc == 0 {
+        return Err(bad("need nbr >= 1, dgt >= 1, inc != 0"));
+    }
+    let (stem, ext) = match first.rfind('.') {
+        Some(i) if !first[i..].contains('/') => (&first[..i], &first[i..]),
+        _ => (first, ""),
+    };
+    let d = dgt as usize;
+    if stem.len() < d || !stem[stem.len() - d..].bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(&format!("{first} does not end in {dgt} digits before its extension")));
+    }
+    let base = &stem[..stem.len() - d];
+    let start: i64 = stem[stem.len() - d..].parse().map_err(|_| bad("bad digits"))?;
+    Ok((0..nbr).map(|k| format!("{base}{:0width$}{ext}", start + k * inc, width = d)).collect())
+}
+
+/// The input file list and whether it came from standard input.
+pub struct Inputs {
+    /// Input names, prefixed.
+    pub files: Vec<String>,
+    /// Output name.
+    pub output: String,
+    /// True when the names were read from standard input.
+    pub from_stdin: bool,
+}
+
+/// Split positional arguments into inputs and output (see the module docs).
+///
+/// Errors: no output, or no inputs (and nothing on standard input).
+pub fn inputs(
+    positional: &[String],
+    output: Option<&str>,
+    prefix: Option<&str>,
+    n_spec: Option<&str>,
+) -> Result<Inputs> {
+    let mut pos = positional.to_vec();
+    let output = match output {
+        Some(o) => o.to_string(),
+        None => pos.pop().ok_or_else(|| Error::msg("no output file given"))?,
+    };
+    let mut from_stdin = false;
+    if pos.is_empty() {
+        let mut s = String::new();
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            std::io::stdin().read_to_string(&mut s).map_err(|e| Error::io("standard input", e))?;
+        }
+        pos = s.split_whitespace().map(str::to_string).collect();
+        from_stdin = true;
+        if pos.is_empty() {
+            return Err(Error::msg("no input files given (on the command line or standard input)"));
+        }
+    }
+    if let Some(n) = n_spec {
+        pos = generate_names(&pos[0], n)?;
+    }
+    let files = pos.iter().map(|f| crate::cli::with_prefix(prefix, f)).collect();
+    Ok(Inputs { files, output, from_stdin })
+}
+
+/// Add the input-list global attributes NCO writes for names read from standard input.
+pub fn stamp_input_list(meta: &mut Meta, inputs: &Inputs) {
+    if !inputs.from_stdin {
+        return;
+    }
+    crate::model::set_attr(
+        &mut meta.attrs,
+        Attr { name: "nco_input_file_number".into(), value: Values::Int(vec![inputs.files.len() as i32]) },
+    );
+    crate::model::set_attr(&mut meta.attrs, Attr::text("nco_input_file_list", &inputs.files.join(" ")));
+}
+
+/// Open every input. Errors name the failing file.
+pub fn open_all(files: &[String]) -> Result<Vec<Dataset>> {
+    files.iter().map(|f| Dataset::open(f)).collect()
+}
+
+/// Check that every file has the first file's fixed (non-record) dimensions with the
+/// same sizes. Errors name the file and the dimension.
+pub fn check_fixed_dims(sets: &[Dataset]) -> Result<()> {
+    let first = sets[0].meta();
+    for ds in &sets[1..] {
+        let m = ds.meta();
+        for d in first.dims.iter().filter(|d| !d.unlimited) {
+            match m.dim_id(&d.name) {
+                Some(i) if m.dims[i].len == d.len => {}
+                Some(i) => {
+                    return Err(Error::msg(format!(
+                        "{}: dimension {} has size {} but {} in {}",
+                        ds.path(),
+                        d.name,
+                        m.dims[i].len,
+                        d.len,
+                        sets[0].path()
+                    )))
+                }
+                None => {
+                    return Err(Error::msg(format!(
+                        "{}: dimension {} of {} is missing",
+                        ds.path(),
+                        d.name,
+                        sets[0].path()
+                    )))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One selected record: file index, record index in that file, and its group
+/// (sub-cycle) number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordPick {
+    /// Index of the file in the input list.
+    pub file: usize,
+    /// Record index within that file.
+    pub record: usize,
+    /// Group number (0 without sub-cycles; one output record per group with `--mro`).
+    pub group: usize,
+}
+
+/// Select records across files from the `-d` specs on the record dimension `rec_name`
+/// (see the module docs). `coord` gives each file's record coordinate (if any) and
+/// record count.
+///
+/// Errors: bad bounds, or a selection that picks no record.
+pub fn pick_records(
+    specs: &[HyperslabSpec],
+    rec_name: &str,
+    files: &[(usize, Option<Vec<f64>>, Option<String>)],
+    fortran: bool,
+) -> Result<Vec<RecordPick>> {
+    let mine: Vec<&HyperslabSpec> = specs.iter().filter(|s| s.dim == rec_name).collect();
+    let total: usize = files.iter().map(|f| f.0).sum();
+    let mut out = Vec::new();
+    if mine.is_empty() {
+        for (fi, f) in files.iter().enumerate() {
+            out.extend((0..f.0).map(|r| RecordPick { file: fi, record: r, group: 0 }));
+        }
+        return Ok(out);
+    }
+    let is_coord = |b: &Option<Bound>| matches!(b, Some(Bound::Value(_) | Bound::Date(_)));
+    for spec in mine {
+        if is_coord(&spec.min) || is_coord(&spec.max) {
+            // Per file, by coordinate value; the stride counts within the whole list.
+            let mut k = 0usize;
+            for (fi, (n, coord, units)) in files.iter().enumerate() {
+                if *n == 0 {
+                    continue;
+                }
+                let info = DimInfo { len: *n, coord: coord.as_deref(), units: units.as_deref(), calendar: None };
+                let one = HyperslabSpec { stride: 1, ..spec.clone() };
+                let idx = match hyperslab::resolve_one(&one, &info, fortran) {
+                    Ok(i) => i,
+                    Err(_) => continue,
+                };
+                for r in idx {
+                    if k % spec.stride == 0 {
+                        out.push(RecordPick { file: fi, record: r, group: 0 });
+                    }
+                    k += 1;
+                }
+            }
+        } else {
+            let info = DimInfo { len: total, coord: None, units: None, calendar: None };
+            let sub = spec.subcycle.unwrap_or(1);
+            let base = HyperslabSpec { stride: 1, subcycle: None, ..spec.clone() };
+            let span = hyperslab::resolve_one(&base, &info, fortran)?;
+            let mut globals = Vec::new();
+            let mut group = 0usize;
+            let mut i = 0usize;
+            while i < span.len() {
+                for j in 0..sub {
+                    if let Some(&g) = span.get(i + j) {
+                        globals.push((g, group));
+                    }
+                }
+                group += 1;
+                i += spec.stride.max(1);
+                if sub == 1 {
+                    group = 0;
+                }
+            }
+            for (g, grp) in globals {
+                let mut rest = g;
+                for (fi, f) in files.iter().enumerate() {
+                    if rest < f.0 {
+                        out.push(RecordPick { file: fi, record: rest, group: grp });
+                        break;
+                    }
+                    rest -= f.0;
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::msg(format!("the record hyperslab on {rec_name} selects no record in any input file")));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_by_counting() {
+        assert_eq!(generate_names("in1.nc", "2,1,1").unwrap(), vec!["in1.nc", "in2.nc"]);
+        assert_eq!(generate_names("a_05.nc", "3,2,5").unwrap(), vec!["a_05.nc", "a_10.nc", "a_15.nc"]);
+        assert!(generate_names("in.nc", "2,1,1").is_err());
+        assert!(generate_names("in1.nc", "x").is_err());
+    }
+
+    #[test]
+    fn stride_carries_across_files() {
+        let files = vec![(10, None, None), (5, None, None), (3, None, None)];
+        let s = HyperslabSpec::parse("time,10,,2").unwrap();
+        let p = pick_records(&[s], "time", &files, false).unwrap();
+        let got: Vec<(usize, usize)> = p.iter().map(|r| (r.file, r.record)).collect();
+        assert_eq!(got, vec![(1, 0), (1, 2), (1, 4), (2, 1)]);
+    }
+
+    #[test]
+    fn subcycles_group_records() {
+        let files = vec![(10, None, None)];
+        let s = HyperslabSpec::parse("time,0,,2,2").unwrap();
+        let p = pick_records(&[s], "time", &files, false).unwrap();
+        assert_eq!(p.len(), 10);
+        assert_eq!(p[2], RecordPick { file: 0, record: 2, group: 1 });
+    }
+
+    #[test]
+    fn coordinate_bounds_apply_per_file() {
+        let c: Vec<f64> = (1..=10).map(f64::from).collect();
+        let files = vec![(10, Some(c.clone()), None), (10, Some(c), None)];
+        let s = HyperslabSpec::parse("time,2.,3.").unwrap();
+        let p = pick_records(&[s], "time", &files, false).unwrap();
+        let got: Vec<(usize, usize)> = p.iter().map(|r| (r.file, r.record)).collect();
+        assert_eq!(got, vec![(0, 1), (0, 2), (1, 1), (1, 2)]);
+    }
+}
