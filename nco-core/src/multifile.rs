@@ -111,13 +111,17 @@ pub fn open_all(files: &[String]) -> Result<Vec<Dataset>> {
     files.iter().map(|f| Dataset::open(f)).collect()
 }
 
-/// Check that every file has the first file's fixed (non-record) dimensions with the
-/// same sizes. Errors name the file and the dimension.
-pub fn check_fixed_dims(sets: &[Dataset]) -> Result<()> {
+/// Check that every file has the first file's fixed (non-record) dimensions used by
+/// the variables `vars` (indices in the first file) with the same sizes. Errors name
+/// the file and the dimension.
+pub fn check_fixed_dims(sets: &[Dataset], vars: &[usize]) -> Result<()> {
     let first = sets[0].meta();
+    let mut used: Vec<usize> = vars.iter().flat_map(|&v| first.vars[v].dims.clone()).collect();
+    used.sort_unstable();
+    used.dedup();
     for ds in &sets[1..] {
         let m = ds.meta();
-        for d in first.dims.iter().filter(|d| !d.unlimited) {
+        for d in used.iter().map(|&d| &first.dims[d]).filter(|d| !d.unlimited) {
             match m.dim_id(&d.name) {
                 Some(i) if m.dims[i].len == d.len => {}
                 Some(i) => {

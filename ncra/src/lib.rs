@@ -128,7 +128,6 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         return Err(Error::option("-A", format!("appending is not supported by {prog}; use -O or --rec_apn")));
     }
     let sets = multifile::open_all(&inputs.files)?;
-    multifile::check_fixed_dims(&sets)?;
     let first = sets[0].meta();
     let rec = first.record_dim().ok_or_else(|| {
         Error::msg(format!("{}: has no record dimension, which {prog} needs", sets[0].path()))
@@ -152,6 +151,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let fixed_specs: Vec<_> = specs.iter().filter(|s| s.dim != rec_name).cloned().collect();
     let sel = hyperslab::resolve(first, &fixed_specs, cli.slab.fortran, cli.slab.user_order, &|v| sets[0].read_all(v))?;
     let vars = nco_core::select::select(first, &cli.select.select_args())?;
+    multifile::check_fixed_dims(&sets, &vars)?;
     let weights = match &cli.weight {
         None => Weights::None,
         Some(w) => {
