@@ -44,11 +44,17 @@ pub fn generate_names(first: &str, spec: &str) -> Result<Vec<String>> {
     };
     let d = dgt as usize;
     if stem.len() < d || !stem[stem.len() - d..].bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(&format!("{first} does not end in {dgt} digits before its extension")));
+        return Err(bad(&format!(
+            "{first} does not end in {dgt} digits before its extension"
+        )));
     }
     let base = &stem[..stem.len() - d];
-    let start: i64 = stem[stem.len() - d..].parse().map_err(|_| bad("bad digits"))?;
-    Ok((0..nbr).map(|k| format!("{base}{:0width$}{ext}", start + k * inc, width = d)).collect())
+    let start: i64 = stem[stem.len() - d..]
+        .parse()
+        .map_err(|_| bad("bad digits"))?;
+    Ok((0..nbr)
+        .map(|k| format!("{base}{:0width$}{ext}", start + k * inc, width = d))
+        .collect())
 }
 
 /// The input file list and whether it came from standard input.
@@ -73,25 +79,38 @@ pub fn inputs(
     let mut pos = positional.to_vec();
     let output = match output {
         Some(o) => o.to_string(),
-        None => pos.pop().ok_or_else(|| Error::msg("no output file given"))?,
+        None => pos
+            .pop()
+            .ok_or_else(|| Error::msg("no output file given"))?,
     };
     let mut from_stdin = false;
     if pos.is_empty() {
         let mut s = String::new();
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            std::io::stdin().read_to_string(&mut s).map_err(|e| Error::io("standard input", e))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Error::io("standard input", e))?;
         }
         pos = s.split_whitespace().map(str::to_string).collect();
         from_stdin = true;
         if pos.is_empty() {
-            return Err(Error::msg("no input files given (on the command line or standard input)"));
+            return Err(Error::msg(
+                "no input files given (on the command line or standard input)",
+            ));
         }
     }
     if let Some(n) = n_spec {
         pos = generate_names(&pos[0], n)?;
     }
-    let files = pos.iter().map(|f| crate::cli::with_prefix(prefix, f)).collect();
-    Ok(Inputs { files, output, from_stdin })
+    let files = pos
+        .iter()
+        .map(|f| crate::cli::with_prefix(prefix, f))
+        .collect();
+    Ok(Inputs {
+        files,
+        output,
+        from_stdin,
+    })
 }
 
 /// Add the input-list global attributes NCO writes for names read from standard input.
@@ -101,9 +120,15 @@ pub fn stamp_input_list(meta: &mut Meta, inputs: &Inputs) {
     }
     crate::model::set_attr(
         &mut meta.attrs,
-        Attr { name: "nco_input_file_number".into(), value: Values::Int(vec![inputs.files.len() as i32]) },
+        Attr {
+            name: "nco_input_file_number".into(),
+            value: Values::Int(vec![inputs.files.len() as i32]),
+        },
     );
-    crate::model::set_attr(&mut meta.attrs, Attr::text("nco_input_file_list", &inputs.files.join(" ")));
+    crate::model::set_attr(
+        &mut meta.attrs,
+        Attr::text("nco_input_file_list", &inputs.files.join(" ")),
+    );
 }
 
 /// Open every input. Errors name the failing file.
@@ -116,12 +141,19 @@ pub fn open_all(files: &[String]) -> Result<Vec<Dataset>> {
 /// the file and the dimension.
 pub fn check_fixed_dims(sets: &[Dataset], vars: &[usize]) -> Result<()> {
     let first = sets[0].meta();
-    let mut used: Vec<usize> = vars.iter().flat_map(|&v| first.vars[v].dims.clone()).collect();
+    let mut used: Vec<usize> = vars
+        .iter()
+        .flat_map(|&v| first.vars[v].dims.clone())
+        .collect();
     used.sort_unstable();
     used.dedup();
     for ds in &sets[1..] {
         let m = ds.meta();
-        for d in used.iter().map(|&d| &first.dims[d]).filter(|d| !d.unlimited) {
+        for d in used
+            .iter()
+            .map(|&d| &first.dims[d])
+            .filter(|d| !d.unlimited)
+        {
             match m.dim_id(&d.name) {
                 Some(i) if m.dims[i].len == d.len => {}
                 Some(i) => {
@@ -176,7 +208,11 @@ pub fn pick_records(
     let mut out = Vec::new();
     if mine.is_empty() {
         for (fi, f) in files.iter().enumerate() {
-            out.extend((0..f.0).map(|r| RecordPick { file: fi, record: r, group: 0 }));
+            out.extend((0..f.0).map(|r| RecordPick {
+                file: fi,
+                record: r,
+                group: 0,
+            }));
         }
         return Ok(out);
     }
@@ -189,23 +225,44 @@ pub fn pick_records(
                 if *n == 0 {
                     continue;
                 }
-                let info = DimInfo { len: *n, coord: coord.as_deref(), units: units.as_deref(), calendar: None };
-                let one = HyperslabSpec { stride: 1, ..spec.clone() };
+                let info = DimInfo {
+                    len: *n,
+                    coord: coord.as_deref(),
+                    units: units.as_deref(),
+                    calendar: None,
+                };
+                let one = HyperslabSpec {
+                    stride: 1,
+                    ..spec.clone()
+                };
                 let idx = match hyperslab::resolve_one(&one, &info, fortran) {
                     Ok(i) => i,
                     Err(_) => continue,
                 };
                 for r in idx {
                     if k % spec.stride == 0 {
-                        out.push(RecordPick { file: fi, record: r, group: 0 });
+                        out.push(RecordPick {
+                            file: fi,
+                            record: r,
+                            group: 0,
+                        });
                     }
                     k += 1;
                 }
             }
         } else {
-            let info = DimInfo { len: total, coord: None, units: None, calendar: None };
+            let info = DimInfo {
+                len: total,
+                coord: None,
+                units: None,
+                calendar: None,
+            };
             let sub = spec.subcycle.unwrap_or(1);
-            let base = HyperslabSpec { stride: 1, subcycle: None, ..spec.clone() };
+            let base = HyperslabSpec {
+                stride: 1,
+                subcycle: None,
+                ..spec.clone()
+            };
             let span = hyperslab::resolve_one(&base, &info, fortran)?;
             let mut globals = Vec::new();
             let mut group = 0usize;
@@ -226,7 +283,11 @@ pub fn pick_records(
                 let mut rest = g;
                 for (fi, f) in files.iter().enumerate() {
                     if rest < f.0 {
-                        out.push(RecordPick { file: fi, record: rest, group: grp });
+                        out.push(RecordPick {
+                            file: fi,
+                            record: rest,
+                            group: grp,
+                        });
                         break;
                     }
                     rest -= f.0;
@@ -235,7 +296,9 @@ pub fn pick_records(
         }
     }
     if out.is_empty() {
-        return Err(Error::msg(format!("the record hyperslab on {rec_name} selects no record in any input file")));
+        return Err(Error::msg(format!(
+            "the record hyperslab on {rec_name} selects no record in any input file"
+        )));
     }
     Ok(out)
 }
@@ -246,8 +309,14 @@ mod tests {
 
     #[test]
     fn names_by_counting() {
-        assert_eq!(generate_names("in1.nc", "2,1,1").unwrap(), vec!["in1.nc", "in2.nc"]);
-        assert_eq!(generate_names("a_05.nc", "3,2,5").unwrap(), vec!["a_05.nc", "a_10.nc", "a_15.nc"]);
+        assert_eq!(
+            generate_names("in1.nc", "2,1,1").unwrap(),
+            vec!["in1.nc", "in2.nc"]
+        );
+        assert_eq!(
+            generate_names("a_05.nc", "3,2,5").unwrap(),
+            vec!["a_05.nc", "a_10.nc", "a_15.nc"]
+        );
         assert!(generate_names("in.nc", "2,1,1").is_err());
         assert!(generate_names("in1.nc", "x").is_err());
     }
@@ -267,7 +336,14 @@ mod tests {
         let s = HyperslabSpec::parse("time,0,,2,2").unwrap();
         let p = pick_records(&[s], "time", &files, false).unwrap();
         assert_eq!(p.len(), 10);
-        assert_eq!(p[2], RecordPick { file: 0, record: 2, group: 1 });
+        assert_eq!(
+            p[2],
+            RecordPick {
+                file: 0,
+                record: 2,
+                group: 1
+            }
+        );
     }
 
     #[test]

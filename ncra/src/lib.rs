@@ -53,7 +53,12 @@ pub struct Cli {
     #[allow(missing_docs)]
     pub format: FormatArgs,
     /// Statistic (ncra): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
-    #[arg(short = 'y', long = "op_typ", visible_alias = "operation", value_name = "OP")]
+    #[arg(
+        short = 'y',
+        long = "op_typ",
+        visible_alias = "operation",
+        value_name = "OP"
+    )]
     pub op: Option<String>,
     /// Weights: one number per file (w1,w2,...) or a per-record weight variable
     #[arg(short = 'w', long = "wgt", visible_aliases = ["weight", "wgt_var"], value_name = "WEIGHTS", allow_hyphen_values = true)]
@@ -80,7 +85,12 @@ pub struct Cli {
     #[arg(long = "no_cll_mth", visible_alias = "no_cell_methods")]
     pub no_cell_methods: bool,
     /// Run as another operator (ncrcat)
-    #[arg(short = 'Y', long = "pseudonym", visible_alias = "prg_nm", value_name = "NAME")]
+    #[arg(
+        short = 'Y',
+        long = "pseudonym",
+        visible_alias = "prg_nm",
+        value_name = "NAME"
+    )]
     pub pseudonym: Option<String>,
     /// Arithmetic in double precision (the default)
     #[arg(long = "dbl", visible_alias = "rth_dbl")]
@@ -122,20 +132,43 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.slab.specs()?;
-    let inputs = multifile::inputs(&cli.files, cli.common.output.as_deref(), cli.common.path.as_deref(), cli.nintap.as_deref())?;
-    let existing = output::resolve_existing(prog, &inputs.output, cli.common.overwrite || cli.rec_apn, cli.common.append)?;
+    let inputs = multifile::inputs(
+        &cli.files,
+        cli.common.output.as_deref(),
+        cli.common.path.as_deref(),
+        cli.nintap.as_deref(),
+    )?;
+    let existing = output::resolve_existing(
+        prog,
+        &inputs.output,
+        cli.common.overwrite || cli.rec_apn,
+        cli.common.append,
+    )?;
     if existing == Existing::Append {
-        return Err(Error::option("-A", format!("appending is not supported by {prog}; use -O or --rec_apn")));
+        return Err(Error::option(
+            "-A",
+            format!("appending is not supported by {prog}; use -O or --rec_apn"),
+        ));
     }
     let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
     let rec = first.record_dim().ok_or_else(|| {
-        Error::msg(format!("{}: has no record dimension, which {prog} needs", sets[0].path()))
+        Error::msg(format!(
+            "{}: has no record dimension, which {prog} needs",
+            sets[0].path()
+        ))
     })?;
     let rec_name = first.dims[rec].name.clone();
     for ds in &sets {
-        if ds.meta().dim_id(&rec_name).is_none_or(|d| !ds.meta().dims[d].unlimited) {
-            return Err(Error::msg(format!("{}: has no record dimension {rec_name}", ds.path())));
+        if ds
+            .meta()
+            .dim_id(&rec_name)
+            .is_none_or(|d| !ds.meta().dims[d].unlimited)
+        {
+            return Err(Error::msg(format!(
+                "{}: has no record dimension {rec_name}",
+                ds.path()
+            )));
         }
     }
     // Record selection across files.
@@ -148,18 +181,32 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         per_file.push((m.dims[d].len, coord, units));
     }
     let picks = multifile::pick_records(&specs, &rec_name, &per_file, cli.slab.fortran)?;
-    let fixed_specs: Vec<_> = specs.iter().filter(|s| s.dim != rec_name).cloned().collect();
-    let sel = hyperslab::resolve(first, &fixed_specs, cli.slab.fortran, cli.slab.user_order, &|v| sets[0].read_all(v))?;
+    let fixed_specs: Vec<_> = specs
+        .iter()
+        .filter(|s| s.dim != rec_name)
+        .cloned()
+        .collect();
+    let sel = hyperslab::resolve(
+        first,
+        &fixed_specs,
+        cli.slab.fortran,
+        cli.slab.user_order,
+        &|v| sets[0].read_all(v),
+    )?;
     let vars = nco_core::select::select(first, &cli.select.select_args())?;
     multifile::check_fixed_dims(&sets, &vars)?;
     let weights = match &cli.weight {
         None => Weights::None,
         Some(w) => {
-            let nums: std::result::Result<Vec<f64>, _> = w.split(',').map(|x| x.trim().parse::<f64>()).collect();
+            let nums: std::result::Result<Vec<f64>, _> =
+                w.split(',').map(|x| x.trim().parse::<f64>()).collect();
             match nums {
                 Ok(n) if n.len() == sets.len() => Weights::PerFile(n),
                 Ok(n) => {
-                    return Err(Error::option("-w", format!("{} weights given for {} input files", n.len(), sets.len())))
+                    return Err(Error::option(
+                        "-w",
+                        format!("{} weights given for {} input files", n.len(), sets.len()),
+                    ))
                 }
                 Err(_) => {
                     if first.var_id(w).is_none() {
@@ -174,20 +221,37 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         for &v in &vars {
             let var = &first.vars[v];
             if first.is_record_var(var) && ds.meta().var_id(&var.name).is_none() {
-                return Err(Error::var(&var.name, format!("is missing from input file {}", ds.path())));
+                return Err(Error::var(
+                    &var.name,
+                    format!("is missing from input file {}", ds.path()),
+                ));
             }
         }
     }
-    let groups = if cli.mro { picks.iter().map(|p| p.group).max().unwrap_or(0) + 1 } else { 1 };
+    let groups = if cli.mro {
+        picks.iter().map(|p| p.group).max().unwrap_or(0) + 1
+    } else {
+        1
+    };
     let out_records = if concat { picks.len() } else { groups };
 
     // Output definitions: the first file's variables, record dimension resized.
-    let storage = StorageArgs { deflate: cli.format.deflate, chunk: cli.format.chunk.clone() };
+    let storage = StorageArgs {
+        deflate: cli.format.deflate,
+        chunk: cli.format.chunk.clone(),
+    };
     let format = cli.format.format()?.unwrap_or(first.format);
     extract::warn_storage_on_classic(prog, format, &storage);
     let mut rec_sel = sel.clone();
     rec_sel.dims[rec] = Some((0..out_records).collect());
-    let plan = extract::plan(first, &vars, &rec_sel, format, &extract::RecordChange::default(), &storage)?;
+    let plan = extract::plan(
+        first,
+        &vars,
+        &rec_sel,
+        format,
+        &extract::RecordChange::default(),
+        &storage,
+    )?;
     let mut meta = plan.meta.clone();
     let mut procs: Vec<Option<ProcVar>> = vec![None; vars.len()];
     for (o, &v) in vars.iter().enumerate() {
@@ -199,7 +263,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         pv.out.dims = meta.vars[o].dims.clone();
         if !cli.no_cell_methods {
             let coord = first.is_coord_var(var);
-            let method = if coord { Op::Avg.cell_method() } else { op.cell_method() };
+            let method = if coord {
+                Op::Avg.cell_method()
+            } else {
+                op.cell_method()
+            };
             arith::add_cell_methods(&mut pv.out, std::slice::from_ref(&rec_name), method);
         }
         meta.vars[o] = pv.out.clone();
@@ -229,12 +297,20 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if let Some(a) = &appended {
         // The output keeps its own variables; ours are appended to the record ones.
         let mut am = a.meta().clone();
-        let rd = am.record_dim().ok_or_else(|| Error::msg(format!("{}: --rec_apn needs a record dimension", inputs.output)))?;
+        let rd = am.record_dim().ok_or_else(|| {
+            Error::msg(format!(
+                "{}: --rec_apn needs a record dimension",
+                inputs.output
+            ))
+        })?;
         am.dims[rd].len = base_records + out_records;
         for v in &mut am.vars {
             if let Some(mv) = meta.var(&v.name) {
                 if mv.ty != v.ty {
-                    return Err(Error::var(&v.name, "type differs between the output and the new records"));
+                    return Err(Error::var(
+                        &v.name,
+                        "type differs between the output and the new records",
+                    ));
                 }
             }
         }
@@ -262,7 +338,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .enumerate()
         .map(|(o, &v)| -> Result<Outcome> {
             let var = &first.vars[v];
-            let Some(oi) = out_index(&var.name) else { return Ok((o, Vec::new())) };
+            let Some(oi) = out_index(&var.name) else {
+                return Ok((o, Vec::new()));
+            };
             let mut chunks = Vec::new();
             if !first.is_record_var(var) {
                 if appended.is_none() {
@@ -274,8 +352,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             let mut idx = sel.for_var(first, v);
             if concat || procs[o].is_none() {
                 // Concatenate (ncrcat, or non-arithmetic record variables in ncra).
-                let rebase = if concat && first.is_coord_var(var) { rebase_factors(&sets, &rec_name) } else { Vec::new() };
-                let picks_used: Vec<&RecordPick> = if concat { picks.iter().collect() } else { picks.iter().take(out_records).collect() };
+                let rebase = if concat && first.is_coord_var(var) {
+                    rebase_factors(&sets, &rec_name)
+                } else {
+                    Vec::new()
+                };
+                let picks_used: Vec<&RecordPick> = if concat {
+                    picks.iter().collect()
+                } else {
+                    picks.iter().take(out_records).collect()
+                };
                 let mut k = 0;
                 while k < picks_used.len() {
                     let f = picks_used[k].file;
@@ -289,7 +375,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                     let mut vals = ds.read(vid, &idx)?;
                     if let Some(&(fac, off)) = rebase.get(f) {
                         if fac != 1.0 || off != 0.0 {
-                            let x: Vec<f64> = vals.to_f64_vec().unwrap_or_default().iter().map(|x| x * fac + off).collect();
+                            let x: Vec<f64> = vals
+                                .to_f64_vec()
+                                .unwrap_or_default()
+                                .iter()
+                                .map(|x| x * fac + off)
+                                .collect();
                             vals = Values::from_f64_slice(var.ty, &x).unwrap_or(vals);
                         }
                     }
@@ -298,7 +389,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 }
                 return Ok((oi, chunks));
             }
-            let mut pv = procs[o].clone().ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
+            let mut pv = procs[o]
+                .clone()
+                .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
             let this_op = if first.is_coord_var(var) { Op::Avg } else { op };
             let n: usize = idx[1..].iter().map(Vec::len).product();
             for g in 0..groups {
@@ -314,7 +407,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                         Weights::Var(name) => {
                             let m = ds.meta();
                             let wid = m.var_id(name).ok_or_else(|| {
-                                Error::var(name, format!("weight variable is missing from {}", ds.path()))
+                                Error::var(
+                                    name,
+                                    format!("weight variable is missing from {}", ds.path()),
+                                )
                             })?;
                             ds.read(wid, &[vec![p.record]])?.get_f64(0).unwrap_or(1.0)
                         }
@@ -348,11 +444,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 /// units (identity when units agree or are not time units).
 fn rebase_factors(sets: &[Dataset], rec_name: &str) -> Vec<(f64, f64)> {
     let units = |m: &Meta| m.var(rec_name).and_then(|v| v.attr_text("units"));
-    let cal = sets[0].meta().var(rec_name).and_then(|v| v.attr_text("calendar"));
+    let cal = sets[0]
+        .meta()
+        .var(rec_name)
+        .and_then(|v| v.attr_text("calendar"));
     let first = units(sets[0].meta());
     sets.iter()
         .map(|ds| match (&first, units(ds.meta())) {
-            (Some(a), Some(b)) if *a != b => calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0)),
+            (Some(a), Some(b)) if *a != b => {
+                calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
+            }
             _ => (1.0, 0.0),
         })
         .collect()

@@ -1,0 +1,304 @@
+//! nces (netCDF Ensemble Statistics, also installed as ncea) and ncecat (netCDF
+//! Ensemble Concatenator) (NCO manual, "nces", "ncecat"). The program name picks the
+//! mode.
+//!
+//! * nces: each variable's statistic (`-y`, mean by default) element by element across
+//!   the input files (ensemble members), fill values skipped, packed data unpacked;
+//!   coordinate variables and their bounds are taken from the first file.
+//! * ncecat: the files are glued along a new leading record dimension (`-u name`,
+//!   `record` by default) of every variable except coordinates and their bounds; an
+//!   existing record dimension becomes fixed; `-M` skips the first file's global
+//!   attributes.
+//!
+//! Memory is bounded by one variable (or hyperslab) times a small constant,
+//! independent of the number of members: members are streamed into one accumulator.
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+use rayon::prelude::*;
+
+use nco_core::arith::{self, ProcVar};
+use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::dataset::OutFile;
+use nco_core::extract::{self, RecordChange, StorageArgs};
+use nco_core::hyperslab;
+use nco_core::kernels::{self, reduce::Accum, reduce::Op};
+use nco_core::model::{Dim, Meta};
+use nco_core::multifile;
+use nco_core::output::{self, Existing, TempOutput};
+use nco_core::types::Values;
+use nco_core::{Error, Result};
+
+/// nces / ncecat command line.
+#[derive(Parser, Debug)]
+#[command(
+    name = "nces",
+    about = "netCDF Ensemble Statistics (nces, ncea) and Ensemble Concatenator (ncecat), NCO-compatible",
+    after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'"
+)]
+pub struct Cli {
+    /// Input files, then the output file
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub select: VarArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub slab: SlabArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub format: FormatArgs,
+    /// Statistic (nces): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
+    #[arg(
+        short = 'y',
+        long = "op_typ",
+        visible_alias = "operation",
+        value_name = "OP"
+    )]
+    pub op: Option<String>,
+    /// Name of the new record dimension (ncecat)
+    #[arg(
+        short = 'u',
+        long = "ulm_nm",
+        visible_alias = "rcd_nm",
+        value_name = "NAME"
+    )]
+    pub record_name: Option<String>,
+    /// Do not copy the first file's global attributes (ncecat)
+    #[arg(short = 'M', long = "glb_mtd_spp", visible_alias = "no_glb_mtd")]
+    pub no_global_meta: bool,
+    /// Generate input names: count,digits,increment
+    #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
+    pub nintap: Option<String>,
+    /// Do not write the input-file-list global attributes
+    #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
+    pub no_file_list: bool,
+    /// Unpack with the HDF convention
+    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
+    pub hdf_upk: bool,
+    /// Arithmetic in double precision (the default)
+    #[arg(long = "dbl", visible_alias = "rth_dbl")]
+    pub dbl: bool,
+    /// Single-precision arithmetic in NCO; nco-rs always computes in double
+    #[arg(long = "flt", visible_alias = "rth_flt")]
+    pub flt: bool,
+}
+
+/// The clap command.
+pub fn command() -> clap::Command {
+    cli::configure(Cli::command())
+}
+
+/// True for coordinate variables and the bounds/climatology variables of coordinates
+/// (these are neither averaged by nces nor stacked by ncecat).
+fn is_coordinate_like(m: &Meta, v: usize) -> bool {
+    let var = &m.vars[v];
+    if m.is_coord_var(var) {
+        return true;
+    }
+    m.vars.iter().filter(|c| m.is_coord_var(c)).any(|c| {
+        ["bounds", "climatology"]
+            .iter()
+            .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
+    })
+}
+
+/// Run nces/ncea or ncecat (chosen by `prog`).
+///
+/// Errors: a missing member file, members whose variables differ in shape or type
+/// (naming the file and variable), bad options.
+pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
+    let matches = match command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return cli::clap_error(e),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
+    if cli.common.revision {
+        print!("{}", cli::version_text(prog));
+        return Ok(());
+    }
+    cli::apply_common(&cli.common);
+    cli.format.check()?;
+    let concat = prog == "ncecat";
+    let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
+    let specs = cli.slab.specs()?;
+    let inputs = multifile::inputs(
+        &cli.files,
+        cli.common.output.as_deref(),
+        cli.common.path.as_deref(),
+        cli.nintap.as_deref(),
+    )?;
+    let existing = output::resolve_existing(
+        prog,
+        &inputs.output,
+        cli.common.overwrite,
+        cli.common.append,
+    )?;
+    if existing == Existing::Append {
+        return Err(Error::option(
+            "-A",
+            format!("appending is not supported by {prog}; use -O"),
+        ));
+    }
+    let sets = multifile::open_all(&inputs.files)?;
+    let first = sets[0].meta();
+    let sel = hyperslab::resolve(first, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
+        sets[0].read_all(v)
+    })?;
+    let vars = nco_core::select::select(first, &cli.select.select_args())?;
+    // Members must agree on every selected variable's type and shape.
+    for ds in &sets[1..] {
+        let m = ds.meta();
+        for &v in &vars {
+            let var = &first.vars[v];
+            let other = m.var(&var.name).ok_or_else(|| {
+                Error::var(
+                    &var.name,
+                    format!("is missing from member file {}", ds.path()),
+                )
+            })?;
+            if other.ty != var.ty || m.shape(other) != first.shape(var) {
+                return Err(Error::var(
+                    &var.name,
+                    format!(
+                        "differs in type or shape between {} ({} {:?}) and {} ({} {:?})",
+                        sets[0].path(),
+                        var.ty,
+                        first.shape(var),
+                        ds.path(),
+                        other.ty,
+                        m.shape(other)
+                    ),
+                ));
+            }
+        }
+    }
+    let storage = StorageArgs {
+        deflate: cli.format.deflate,
+        chunk: cli.format.chunk.clone(),
+    };
+    let format = cli.format.format()?.unwrap_or(first.format);
+    extract::warn_storage_on_classic(prog, format, &storage);
+    let rec_change = if concat {
+        RecordChange {
+            fix: Some("all".into()),
+            make: None,
+        }
+    } else {
+        RecordChange::default()
+    };
+    let plan = extract::plan(first, &vars, &sel, format, &rec_change, &storage)?;
+    let mut meta = plan.meta.clone();
+    let stacked: Vec<bool> = vars
+        .iter()
+        .map(|&v| concat && !is_coordinate_like(first, v))
+        .collect();
+    if concat {
+        let name = cli.record_name.clone().unwrap_or_else(|| "record".into());
+        if meta.dim_id(&name).is_some() {
+            return Err(Error::option(
+                "-u",
+                format!("dimension {name} already exists in the input"),
+            ));
+        }
+        meta.dims.insert(
+            0,
+            Dim {
+                name,
+                len: sets.len(),
+                unlimited: true,
+            },
+        );
+        for v in &mut meta.vars {
+            for d in &mut v.dims {
+                *d += 1;
+            }
+        }
+        for (o, v) in meta.vars.iter_mut().enumerate() {
+            if stacked[o] {
+                v.dims.insert(0, 0);
+            }
+        }
+        if cli.no_global_meta {
+            meta.attrs.clear();
+        }
+    }
+    let mut procs: Vec<Option<ProcVar>> = vec![None; vars.len()];
+    if !concat {
+        for (o, &v) in vars.iter().enumerate() {
+            if is_coordinate_like(first, v) || !arith::is_arith(first.vars[v].ty) {
+                continue;
+            }
+            let mut pv = arith::prepare(first, v, cli.hdf_upk);
+            pv.out.dims = meta.vars[o].dims.clone();
+            meta.vars[o] = pv.out.clone();
+            procs[o] = Some(pv);
+        }
+    }
+    if !cli.common.no_history {
+        output::stamp_history(&mut meta, &argv);
+    }
+    if !cli.no_file_list {
+        multifile::stamp_input_list(&mut meta, &inputs);
+    }
+    arith::stamp_threads(&mut meta, cli.common.threads);
+    let tmp = TempOutput::new(&inputs.output, prog)?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let pb = nco_core::progress::bar(vars.len() as u64, prog);
+    if concat {
+        for (o, &v) in vars.iter().enumerate() {
+            if !stacked[o] {
+                let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
+                if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
+                    extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
+                }
+            } else {
+                for (k, ds) in sets.iter().enumerate() {
+                    let m = ds.meta();
+                    let id = m.var_id(&first.vars[v].name).unwrap_or(v);
+                    let vals = ds.read(id, &sel.for_var(first, v))?;
+                    of.write(o, k, &vals)?;
+                }
+            }
+            pb.inc(1);
+        }
+    } else {
+        let results: Vec<Result<Option<Values>>> = vars
+            .par_iter()
+            .enumerate()
+            .map(|(o, &v)| -> Result<Option<Values>> {
+                let Some(pv) = &procs[o] else { return Ok(None) };
+                let mut pv = pv.clone();
+                let idx = sel.for_var(first, v);
+                let n: usize = idx.iter().map(Vec::len).product();
+                let mut acc = Accum::new(op, n);
+                for ds in &sets {
+                    let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
+                    let x = ds.read(id, &idx)?;
+                    kernels::add_elementwise(&mut acc, &x, pv.in_fill, pv.pack.as_ref(), 1.0);
+                }
+                let vals = pv.finish(prog, &acc.finish(true));
+                pb.inc(1);
+                Ok(Some(vals))
+            })
+            .collect();
+        for (o, r) in results.into_iter().enumerate() {
+            match r? {
+                Some(vals) => of.write(o, 0, &vals)?,
+                None => {
+                    let v = vars[o];
+                    let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
+                    if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
+                        extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
+                    }
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    of.finish()?;
+    tmp.commit()
+}
