@@ -344,10 +344,28 @@ fn is_broken_pipe(e: &Error) -> bool {
 /// `<prog>: ERROR <message>` and return exit status 1; print the `-D` rusage report.
 pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCode {
     let start = Instant::now();
+    let name = prog.to_string();
+    // A bug must still end as one line and exit status 1, never a backtrace.
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("{name}: ERROR internal error (please report): {msg}{at}");
+    }));
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let result = run(prog, argv);
+    let result = match std::panic::catch_unwind(|| run(prog, argv)) {
+        Ok(r) => r,
+        Err(_) => return ExitCode::from(1),
+    };
     if debug_level() >= 1 {
         eprintln!("{prog}: {}", crate::rusage::report(start));
     }

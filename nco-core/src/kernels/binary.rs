@@ -115,7 +115,7 @@ pub fn apply(
     a.iter()
         .enumerate()
         .map(|(i, &x)| {
-            let y = map.map_or(b[i], |m| b[m[i]]);
+            let y = map.map_or_else(|| b[i], |m| b[m[i]]);
             if a_fill == Some(x) || b_fill == Some(y) {
                 out_fill
             } else {
