@@ -1,0 +1,531 @@
+//! ncpdq, netCDF Permute Dimensions Quickly / Pack Data Quietly (NCO manual, "ncpdq"):
+//! re-order (`-a lat,lon,time`) and reverse (`-a -lat`) dimensions, and pack or unpack
+//! variables (`-P` policy, `-M` map, `-U`). Installed also as ncpack and ncunpack.
+//!
+//! * `-a` is positional: in each variable, the listed dimensions it has take the places
+//!   those dimensions occupy, in the listed order; a leading `-` reverses a dimension.
+//!   When the record dimension is listed but not first, the first listed dimension
+//!   becomes the record dimension.
+//! * Without `-a` and `-P`, ncpdq packs (`all_new`, map `flt_sht`); with `-a` alone it
+//!   only permutes. Coordinates, bounds and grid properties (gw, area) are never packed.
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+use rayon::prelude::*;
+
+use nco_core::arith;
+use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::dataset::{Dataset, OutFile};
+use nco_core::extract::{self, RecordChange, StorageArgs};
+use nco_core::hyperslab;
+use nco_core::model::{Attr, Meta};
+use nco_core::output::{self, Existing, TempOutput};
+use nco_core::packing;
+use nco_core::types::{NcType, Values};
+use nco_core::{Error, Result};
+
+/// ncpdq command line.
+#[derive(Parser, Debug)]
+#[command(
+    name = "ncpdq",
+    about = "netCDF Permute Dimensions Quickly, Pack Data Quietly (NCO-compatible)",
+    after_help = "Examples:\n  ncpdq -a lat,lon,time in.nc out.nc         make time the innermost dimension\n  ncpdq -a -lat in.nc out.nc                 reverse latitudes\n  ncpdq -P all_new -M flt_sht in.nc out.nc   pack floats into shorts\n  ncpdq -U in.nc out.nc                      unpack"
+)]
+pub struct Cli {
+    /// Input file, then the output file
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub select: VarArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub slab: SlabArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub format: FormatArgs,
+    /// Dimension order, e.g. lat,lon,time; a leading - reverses a dimension (-lat)
+    #[arg(short = 'a', long = "arrange", visible_aliases = ["permute", "reorder", "rdr"], value_name = "DIMS", allow_hyphen_values = true)]
+    pub arrange: Option<String>,
+    /// Packing policy: all_new, all_xst, xst_new, upk
+    #[arg(
+        short = 'P',
+        long = "pck_plc",
+        visible_alias = "pack_policy",
+        value_name = "POLICY"
+    )]
+    pub policy: Option<String>,
+    /// Packing map: flt_sht, flt_byt, hgh_sht, hgh_byt, nxt_lsr, dbl_flt, flt_dbl
+    #[arg(
+        short = 'M',
+        long = "pck_map",
+        visible_alias = "map",
+        value_name = "MAP"
+    )]
+    pub map: Option<String>,
+    /// Unpack (same as -P upk)
+    #[arg(short = 'U', long = "unpack", visible_alias = "upk")]
+    pub unpack: bool,
+    /// Unpack with the HDF convention
+    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
+    pub hdf_upk: bool,
+    /// Allow multiple record dimensions (netCDF-4)
+    #[arg(long = "mrd")]
+    pub mrd: bool,
+}
+
+/// The clap command.
+pub fn command() -> clap::Command {
+    cli::configure(Cli::command())
+}
+
+/// Packing policy (`-P`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Leave packing alone (permutation only).
+    None,
+    /// Pack everything, repacking packed variables.
+    AllNew,
+    /// Pack unpacked variables, copy packed ones.
+    AllXst,
+    /// Repack only packed variables.
+    XstNew,
+    /// Unpack.
+    Unpack,
+}
+
+impl Policy {
+    fn parse(s: &str) -> Result<Policy> {
+        Ok(match s.trim_start_matches("pck_plc_") {
+            "all_new" | "all_new_att" => Policy::AllNew,
+            "all_xst" | "all_xst_att" => Policy::AllXst,
+            "xst_new" | "xst_new_att" => Policy::XstNew,
+            "upk" | "unpack" | "upk_all" => Policy::Unpack,
+            _ => {
+                return Err(Error::option(
+                    "-P",
+                    format!("unknown packing policy \"{s}\""),
+                ))
+            }
+        })
+    }
+}
+
+/// Packing map (`-M`): the packed type of an unpacked type, or a plain conversion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackMap {
+    /// float, double -> short
+    FltSht,
+    /// float, double -> byte
+    FltByt,
+    /// types wider than short -> short
+    HghSht,
+    /// types wider than byte -> byte
+    HghByt,
+    /// each type to the next smaller one
+    NxtLsr,
+    /// double -> float (conversion, no packing)
+    DblFlt,
+    /// float -> double (conversion, no packing)
+    FltDbl,
+}
+
+impl PackMap {
+    fn parse(s: &str) -> Result<PackMap> {
+        Ok(match s.trim_start_matches("pck_map_") {
+            "flt_sht" => PackMap::FltSht,
+            "flt_byt" => PackMap::FltByt,
+            "hgh_sht" => PackMap::HghSht,
+            "hgh_byt" => PackMap::HghByt,
+            "nxt_lsr" => PackMap::NxtLsr,
+            "dbl_flt" | "dbl_sgl" => PackMap::DblFlt,
+            "flt_dbl" | "sgl_dbl" => PackMap::FltDbl,
+            _ => return Err(Error::option("-M", format!("unknown packing map \"{s}\""))),
+        })
+    }
+
+    /// (target type, true when it packs rather than converts) for `ty`, `None` when the
+    /// map leaves `ty` alone.
+    fn target(self, ty: NcType) -> Option<(NcType, bool)> {
+        use NcType as T;
+        let wide = |t: T| {
+            matches!(
+                t,
+                T::Float | T::Double | T::Int | T::UInt | T::Int64 | T::UInt64
+            )
+        };
+        match self {
+            PackMap::FltSht => ty.is_float().then_some((T::Short, true)),
+            PackMap::FltByt => ty.is_float().then_some((T::Byte, true)),
+            PackMap::HghSht => wide(ty).then_some((T::Short, true)),
+            PackMap::HghByt => (wide(ty) || ty == T::Short).then_some((T::Byte, true)),
+            PackMap::NxtLsr => match ty {
+                T::Double | T::Int64 | T::UInt64 => Some((T::Int, true)),
+                T::Float | T::Int | T::UInt => Some((T::Short, true)),
+                T::Short | T::UShort => Some((T::Byte, true)),
+                _ => None,
+            },
+            PackMap::DblFlt => (ty == T::Double).then_some((T::Float, false)),
+            PackMap::FltDbl => (ty == T::Float).then_some((T::Double, false)),
+        }
+    }
+}
+
+/// Names NCO treats as grid properties, never packed.
+fn is_grid_property(m: &Meta, v: usize) -> bool {
+    let var = &m.vars[v];
+    if m.is_coord_var(var) {
+        return true;
+    }
+    let referenced = m.vars.iter().any(|o| {
+        ["bounds", "climatology", "cell_measures"].iter().any(|a| {
+            o.attr_text(a)
+                .is_some_and(|t| t.split_whitespace().any(|w| w == var.name))
+        })
+    });
+    referenced
+        || matches!(
+            var.name.as_str(),
+            "gw" | "area" | "areacella" | "wgt" | "weight"
+        )
+}
+
+/// Run ncpdq (or ncpack / ncunpack).
+///
+/// Errors: unknown dimension in `-a`, a dimension listed twice, bad `-P`/`-M`, a
+/// permutation that would put the record dimension inside a variable of a format that
+/// allows one record dimension, I/O errors.
+pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
+    let matches = match command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return cli::clap_error(e),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
+    if cli.common.revision {
+        print!("{}", cli::version_text(prog));
+        return Ok(());
+    }
+    cli::apply_common(&cli.common);
+    cli.format.check()?;
+    let policy = if cli.unpack || prog == "ncunpack" {
+        Policy::Unpack
+    } else if let Some(p) = &cli.policy {
+        Policy::parse(p)?
+    } else if cli.arrange.is_some() {
+        Policy::None
+    } else {
+        Policy::AllNew
+    };
+    let map = cli
+        .map
+        .as_deref()
+        .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
+    let specs = cli.slab.specs()?;
+    let mut files = cli.files.clone();
+    if let Some(o) = &cli.common.output {
+        files.push(o.clone());
+    }
+    if files.len() != 2 {
+        return Err(Error::msg(format!(
+            "{prog} takes one input and one output file, {} given",
+            files.len()
+        )));
+    }
+    let out_path = files[1].clone();
+    let existing =
+        output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?;
+    if existing == Existing::Append {
+        return Err(Error::option(
+            "-A",
+            format!("appending is not supported by {prog}; use -O"),
+        ));
+    }
+    let ds = Dataset::open(&cli::with_prefix(cli.common.path.as_deref(), &files[0]))?;
+    let m = ds.meta();
+    // -a list.
+    let mut order: Vec<(usize, bool)> = Vec::new();
+    if let Some(a) = &cli.arrange {
+        for item in nco_core::select::split_list(a) {
+            let (name, rev) = match item.strip_prefix('-') {
+                Some(n) => (n.to_string(), true),
+                None => (item.clone(), false),
+            };
+            let d = m.dim_id(&name).ok_or_else(|| {
+                Error::option(
+                    "-a",
+                    format!("dimension {name} is not in the input file {}", ds.path()),
+                )
+            })?;
+            if order.iter().any(|(x, _)| *x == d) {
+                return Err(Error::option(
+                    "-a",
+                    format!("dimension {name} is listed twice"),
+                ));
+            }
+            order.push((d, rev));
+        }
+    }
+    let reversed: Vec<bool> = (0..m.dims.len())
+        .map(|d| order.iter().any(|&(x, r)| x == d && r))
+        .collect();
+    let sel = hyperslab::resolve(m, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
+        ds.read_all(v)
+    })?;
+    let vars = nco_core::select::select(m, &cli.select.select_args())?;
+    // New record dimension.
+    let old_rec = m.record_dim();
+    let listed: Vec<usize> = order.iter().map(|x| x.0).collect();
+    let new_rec = match old_rec {
+        Some(r) if listed.contains(&r) && listed[0] != r => Some(listed[0]),
+        other => other,
+    };
+    let rec_change = match (old_rec, new_rec) {
+        (Some(o), Some(n)) if o != n => RecordChange {
+            fix: Some(m.dims[o].name.clone()),
+            make: None,
+        },
+        _ => RecordChange::default(),
+    };
+    let storage = StorageArgs {
+        deflate: cli.format.deflate,
+        chunk: cli.format.chunk.clone(),
+    };
+    let format = cli.format.format()?.unwrap_or(m.format);
+    extract::warn_storage_on_classic(prog, format, &storage);
+    let plan = extract::plan(m, &vars, &sel, format, &rec_change, &storage)?;
+    let mut meta = plan.meta.clone();
+    if let (Some(o), Some(n)) = (old_rec, new_rec) {
+        if o != n {
+            if let Some(od) = meta.dim_id(&m.dims[n].name) {
+                meta.dims[od].unlimited = true;
+            }
+        }
+    }
+    // Permutation of each variable: perm[k] = input position of output dimension k.
+    let perms: Vec<Vec<usize>> = vars
+        .iter()
+        .map(|&v| {
+            let dims = &m.vars[v].dims;
+            let positions: Vec<usize> = (0..dims.len())
+                .filter(|&k| listed.contains(&dims[k]))
+                .collect();
+            let in_order: Vec<usize> = listed
+                .iter()
+                .filter_map(|d| dims.iter().position(|x| x == d))
+                .collect();
+            let mut perm: Vec<usize> = (0..dims.len()).collect();
+            for (p, src) in positions.iter().zip(in_order) {
+                perm[*p] = src;
+            }
+            perm
+        })
+        .collect();
+    for (o, perm) in perms.iter().enumerate() {
+        let dims = meta.vars[o].dims.clone();
+        meta.vars[o].dims = perm.iter().map(|&k| dims[k]).collect();
+        let dd = &meta.vars[o].dims;
+        if dd.iter().skip(1).any(|&d| meta.dims[d].unlimited) && !cli.mrd {
+            return Err(Error::var(
+                &meta.vars[o].name,
+                "the permutation puts the record dimension after another dimension; list it first or use --mrd with netCDF-4 output",
+            ));
+        }
+    }
+    // Packing decisions.
+    #[derive(Clone, Copy)]
+    enum Action {
+        Copy,
+        Unpack,
+        Pack(NcType),
+        Convert(NcType),
+    }
+    let actions: Vec<Action> = vars
+        .iter()
+        .map(|&v| {
+            let var = &m.vars[v];
+            let packed = packing::packing_of(var, cli.hdf_upk).is_some();
+            if !arith::is_arith(var.ty) || is_grid_property(m, v) {
+                return Action::Copy;
+            }
+            let unpacked_ty =
+                packing::packing_of(var, cli.hdf_upk).map_or(var.ty, |p| p.unpacked_type);
+            let target = map.target(unpacked_ty);
+            match (policy, packed, target) {
+                (Policy::None, _, _) => Action::Copy,
+                (Policy::Unpack, true, _) => Action::Unpack,
+                (Policy::Unpack, false, _) => Action::Copy,
+                (Policy::AllXst, true, _) => Action::Copy,
+                (Policy::XstNew, false, _) => Action::Copy,
+                (_, _, Some((t, true))) => Action::Pack(t),
+                (_, false, Some((t, false))) => Action::Convert(t),
+                (_, true, _) => Action::Unpack,
+                (_, false, None) => Action::Copy,
+            }
+        })
+        .collect();
+    let hdf = cli.hdf_upk;
+    let results: Vec<Result<Values>> = vars
+        .par_iter()
+        .enumerate()
+        .map(|(o, &v)| -> Result<Values> {
+            let idx = sel.for_var(m, v);
+            let x = ds.read(v, &idx)?;
+            let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
+            let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
+            let x = permute(&x, &shape, &perms[o], &rev);
+            Ok(match actions[o] {
+                Action::Copy => x,
+                Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
+                    let pv = arith::prepare(m, v, hdf);
+                    let f = pv.unpacked(&x);
+                    let miss = pv.in_fill.map(|_| pv.out_fill);
+                    match actions[o] {
+                        Action::Pack(t) => packing::pack(&f, miss, t).map(|r| r.0).unwrap_or(x),
+                        Action::Convert(t) => {
+                            let res: Vec<Option<f64>> = f
+                                .iter()
+                                .map(|&y| if Some(y) == miss { None } else { Some(y) })
+                                .collect();
+                            nco_core::kernels::to_values(&res, t, pv.out_fill).0
+                        }
+                        _ => {
+                            let res: Vec<Option<f64>> = f
+                                .iter()
+                                .map(|&y| if Some(y) == miss { None } else { Some(y) })
+                                .collect();
+                            nco_core::kernels::to_values(&res, pv.out.ty, pv.out_fill).0
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut data = Vec::with_capacity(vars.len());
+    for (o, r) in results.into_iter().enumerate() {
+        let vals = r?;
+        let v = vars[o];
+        let out = &mut meta.vars[o];
+        match actions[o] {
+            Action::Copy => {}
+            Action::Unpack => {
+                let pv = arith::prepare(m, v, hdf);
+                out.ty = pv.out.ty;
+                out.attrs = pv.out.attrs.clone();
+            }
+            Action::Convert(t) => {
+                let pv = arith::prepare(m, v, hdf);
+                out.attrs = pv.out.attrs.clone();
+                out.ty = t;
+                nco_core::fill::convert_fill_attrs(out, t);
+            }
+            Action::Pack(t) => {
+                let pv = arith::prepare(m, v, hdf);
+                let f = pv.unpacked(&ds.read(v, &sel.for_var(m, v))?);
+                let miss = pv.in_fill.map(|_| pv.out_fill);
+                let (_, sf, ao) = packing::pack(&f, miss, t).unwrap_or((vals.clone(), 0.0, 0.0));
+                out.attrs = pv.out.attrs.clone();
+                out.remove_attr("scale_factor");
+                out.remove_attr("add_offset");
+                let ut = pv.out.ty;
+                if pv.in_fill.is_some() {
+                    out.remove_attr("missing_value");
+                    nco_core::fill::set_fill_attr(out, t, nco_core::fill::default_fill(t));
+                }
+                let write_sf = sf != 0.0 && sf != 1.0;
+                let write_ao = ao != 0.0 || !write_sf;
+                if write_ao {
+                    out.set_attr(Attr {
+                        name: "add_offset".into(),
+                        value: Values::from_f64_slice(ut, &[ao])
+                            .unwrap_or(Values::Double(vec![ao])),
+                    });
+                }
+                if write_sf {
+                    out.set_attr(Attr {
+                        name: "scale_factor".into(),
+                        value: Values::from_f64_slice(ut, &[sf])
+                            .unwrap_or(Values::Double(vec![sf])),
+                    });
+                }
+                out.ty = t;
+            }
+        }
+        data.push(vals);
+    }
+    if !cli.common.no_history {
+        output::stamp_history(&mut meta, &argv);
+    }
+    arith::stamp_threads(&mut meta, cli.common.threads);
+    let tmp = TempOutput::new(&out_path, prog)?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    for (o, vals) in data.iter().enumerate() {
+        of.write(o, 0, vals)?;
+    }
+    of.finish()?;
+    tmp.commit()
+}
+
+/// Re-order a C-order array of `shape`: output dimension k is input dimension
+/// `perm[k]`; `rev[j]` reverses input dimension j.
+pub fn permute(x: &Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
+    let identity = perm.iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
+    if identity || shape.is_empty() {
+        return x.clone();
+    }
+    let n: usize = shape.iter().product();
+    let mut in_stride = vec![1usize; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        in_stride[k] = in_stride[k + 1] * shape[k + 1];
+    }
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut idx = vec![0usize; shape.len()];
+    let mut src = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut off = 0;
+        for (k, &p) in perm.iter().enumerate() {
+            let i = if rev[p] {
+                shape[p] - 1 - idx[k]
+            } else {
+                idx[k]
+            };
+            off += i * in_stride[p];
+        }
+        src.push(off);
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < out_shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    x.gather(&src)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permute_and_reverse() {
+        let x = Values::Int((0..6).collect());
+        // [2,3] transposed
+        assert_eq!(
+            permute(&x, &[2, 3], &[1, 0], &[false, false]),
+            Values::Int(vec![0, 3, 1, 4, 2, 5])
+        );
+        // reverse the first dimension
+        assert_eq!(
+            permute(&x, &[2, 3], &[0, 1], &[true, false]),
+            Values::Int(vec![3, 4, 5, 0, 1, 2])
+        );
+        assert!(Policy::parse("bogus").is_err());
+        assert_eq!(
+            PackMap::FltSht.target(NcType::Float),
+            Some((NcType::Short, true))
+        );
+        assert_eq!(PackMap::FltSht.target(NcType::Int), None);
+    }
+}
