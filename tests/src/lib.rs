@@ -44,7 +44,7 @@ fn target_dir() -> PathBuf {
 /// Path of operator `op` (`"ncks"`, `"ncra"`...). Panics (fails the test) when the
 /// binary does not exist.
 pub fn bin(op: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("NCO_RS_BIN_DIR") {
+    if let Some(dir) = std::env::var_os("NCO_RS_BIN_DIR").filter(|d| !d.is_empty()) {
         let p = Path::new(&dir).join(op);
         assert!(
             p.is_file(),
