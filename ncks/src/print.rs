@@ -156,11 +156,22 @@ fn print_trd(
 ) -> Result<()> {
     let m = ds.meta();
     if o.global_meta {
-        writeln!(out, "Global attributes:").map_err(io)?;
-        for (i, a) in m.attrs.iter().enumerate() {
-            writeln!(out, "Global attribute {i}: {}", trd_attr(a)).map_err(io)?;
+        if let Some(r) = m.record_dim() {
+            writeln!(
+                out,
+                "Root record dimension 0: name = {}, size = {}\n",
+                m.dims[r].name,
+                sel.len(m, r)
+            )
+            .map_err(io)?;
         }
-        writeln!(out).map_err(io)?;
+        if !m.attrs.is_empty() {
+            writeln!(out, "Global attributes:").map_err(io)?;
+            for (i, a) in m.attrs.iter().enumerate() {
+                writeln!(out, "Global attribute {i}: {}", trd_attr(a)).map_err(io)?;
+            }
+            writeln!(out).map_err(io)?;
+        }
     }
     if o.var_meta {
         for &v in vars {
@@ -685,10 +696,8 @@ fn json_string(s: &str) -> String {
     o
 }
 
-fn json_value(v: &Values, i: usize, fill: &Option<Values>) -> String {
-    if is_missing(v, i, fill) {
-        return "null".into();
-    }
+fn json_value(v: &Values, i: usize, _fill: &Option<Values>) -> String {
+    // NCO prints missing values as their number, like any other value.
     match v {
         Values::Float(x) if !x[i].is_finite() => "null".into(),
         Values::Double(x) if !x[i].is_finite() => "null".into(),
@@ -731,15 +740,9 @@ fn print_json(
 ) -> Result<()> {
     let m = ds.meta();
     let mut parts: Vec<String> = Vec::new();
-    if o.global_meta && !m.attrs.is_empty() {
-        let a: Vec<String> = m
-            .attrs
-            .iter()
-            .map(|a| format!("    {}: {}", json_string(&a.name), json_attr(&a.value)))
-            .collect();
-        parts.push(format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")));
-    }
-    let dims: Vec<String> = used_dims(m, vars)
+    let mut file_order = used_dims(m, vars);
+    file_order.sort_unstable();
+    let dims: Vec<String> = file_order
         .iter()
         .map(|&d| format!("    {}: {}", json_string(&m.dims[d].name), sel.len(m, d)))
         .collect();
@@ -789,6 +792,14 @@ fn print_json(
     }
     if !vs.is_empty() {
         parts.push(format!("  \"variables\": {{\n{}\n  }}", vs.join(",\n")));
+    }
+    if o.global_meta && !m.attrs.is_empty() {
+        let a: Vec<String> = m
+            .attrs
+            .iter()
+            .map(|a| format!("    {}: {}", json_string(&a.name), json_attr(&a.value)))
+            .collect();
+        parts.push(format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")));
     }
     writeln!(out, "{{\n{}\n}}", parts.join(",\n")).map_err(io)
 }

@@ -197,7 +197,12 @@ impl OutFile {
         };
         let sm = r.meta();
         let (sv, ov) = (&sm.vars[src_var], &self.meta.vars[var]);
-        if sv.ty != ov.ty || sm.shape(sv) != self.meta.shape(ov) {
+        // Raw copies keep the byte layout: the record-ness must agree too (a record
+        // variable made fixed, or the reverse, goes through the element path).
+        if sv.ty != ov.ty
+            || sm.shape(sv) != self.meta.shape(ov)
+            || sm.is_record_var(sv) != self.meta.is_record_var(ov)
+        {
             return Ok(false);
         }
         w.copy_var(var, r, src_var)?;

@@ -80,6 +80,11 @@ impl HyperslabSpec {
         if parts[0].trim().is_empty() {
             return Err(bad("no dimension name"));
         }
+        if parts.len() < 2 {
+            return Err(bad(
+                "must specify at least two arguments (dim,min[,max[,stride]])",
+            ));
+        }
         if parts.len() > 6 {
             return Err(bad(
                 "too many fields (dim,min,max,stride,subcycle,interleave)",
@@ -427,6 +432,10 @@ mod tests {
     #[test]
     fn malformed_specs() {
         assert!(HyperslabSpec::parse(",1").is_err());
+        assert!(
+            HyperslabSpec::parse("lon").is_err(),
+            "NCO needs at least dim,min"
+        );
         assert!(HyperslabSpec::parse("lon,a").is_err());
         assert!(HyperslabSpec::parse("lon,1,2,0").is_err());
         assert!(HyperslabSpec::parse("lon,1,2,x").is_err());

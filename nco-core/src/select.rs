@@ -62,18 +62,20 @@ fn referenced(attr: &str, text: &str) -> Vec<String> {
     }
 }
 
-/// The variables that `var` brings along (coordinates of its dimensions and CF
-/// associated variables), as indices.
-pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
+/// Coordinate variables of `var`'s dimensions, as indices.
+pub fn coordinates_of(meta: &Meta, var: usize) -> Vec<usize> {
+    meta.vars[var]
+        .dims
+        .iter()
+        .filter_map(|&d| meta.var_id(&meta.dims[d].name))
+        .filter(|&c| meta.is_coord_var(&meta.vars[c]))
+        .collect()
+}
+
+/// Variables named by `var`'s CF attributes (and `ilev` for `lev`), as indices.
+pub fn cf_associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     let v = &meta.vars[var];
     let mut out = Vec::new();
-    for &d in &v.dims {
-        if let Some(c) = meta.var_id(&meta.dims[d].name) {
-            if meta.is_coord_var(&meta.vars[c]) {
-                out.push(c);
-            }
-        }
-    }
     let mut attrs = vec![
         "coordinates",
         "bounds",
@@ -95,6 +97,13 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     if v.name == "lev" {
         out.extend(meta.var_id("ilev"));
     }
+    out
+}
+
+/// Everything `var` brings along: its coordinates and CF-associated variables.
+pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
+    let mut out = coordinates_of(meta, var);
+    out.extend(cf_associated(meta, var, args));
     out
 }
 
@@ -139,27 +148,39 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         }
     }
     if !args.no_coords {
+        // The coordinates of the requested variables, then the closure over CF
+        // attributes (which does not add the coordinates of what it pulls in: NCO
+        // extracts PS for lev's formula_terms without PS's time coordinate).
+        let requested: Vec<usize> = (0..n).filter(|&i| keep[i]).collect();
+        let add = |keep: &mut Vec<bool>, from: usize, a: usize| -> Result<bool> {
+            if keep[a] {
+                return Ok(false);
+            }
+            if args.exclude && listed[a] {
+                return Err(Error::var(
+                    &meta.vars[a].name,
+                    format!(
+                        "cannot be excluded: it is a coordinate or CF-associated variable of {}; \
+                         add -C to exclude it",
+                        meta.vars[from].name
+                    ),
+                ));
+            }
+            keep[a] = true;
+            Ok(true)
+        };
+        for &i in &requested {
+            for c in coordinates_of(meta, i) {
+                add(&mut keep, i, c)?;
+            }
+        }
         let mut changed = true;
         while changed {
             changed = false;
             for i in 0..n {
-                if !keep[i] {
-                    continue;
-                }
-                for a in associated(meta, i, args) {
-                    if !keep[a] {
-                        if args.exclude && listed[a] {
-                            return Err(Error::var(
-                                &meta.vars[a].name,
-                                format!(
-                                    "cannot be excluded: it is a coordinate or CF-associated \
-                                     variable of {}; add -C to exclude it",
-                                    meta.vars[i].name
-                                ),
-                            ));
-                        }
-                        keep[a] = true;
-                        changed = true;
+                if keep[i] {
+                    for a in cf_associated(meta, i, args) {
+                        changed |= add(&mut keep, i, a)?;
                     }
                 }
             }

@@ -177,7 +177,6 @@ fn diff_extract_record_hyperslab() {
 }
 
 #[test]
-#[ignore = "known bug: --fix_rec_dmn writes every record at index 0 on the classic path (README, Known bugs)"]
 fn diff_extract_fix_rec_dmn() {
     same_output(&["-O", "--fix_rec_dmn", "time", "-v", "fld_rec3"]);
 }

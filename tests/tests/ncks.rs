@@ -341,7 +341,6 @@ fn ncks_n24_formula_terms_pull_variables() {
 /// variables, but not the coordinates of those associated variables: `-v fld3` pulls
 /// `PS(time,lat,lon)` through `lev:formula_terms` without `time`.
 #[test]
-#[ignore = "known bug: nco-core adds coordinates of CF-associated variables (README, Known bugs)"]
 fn ncks_n24_formula_terms_do_not_pull_their_coordinates() {
     let (_s, out) = extract(&["-O", "-v", "fld3"]);
     assert_eq!(
@@ -477,7 +476,6 @@ fn output_option_o() {
 
 /// NCO prints a missing value in JSON as its number, not `null`.
 #[test]
-#[ignore = "known bug: --jsn prints missing values as null (README, Known bugs)"]
 fn json_prints_missing_values_as_numbers() {
     nco("ncks")
         .args(["--jsn", "-C", "-v", "fld_fill", &fx()])
@@ -487,7 +485,6 @@ fn json_prints_missing_values_as_numbers() {
 
 /// NCO's JSON lists dimensions in file order and global attributes last.
 #[test]
-#[ignore = "known bug: --jsn sorts dimensions and prints global attributes first (README, Known bugs)"]
 fn json_dimension_order_and_global_attributes_last() {
     let r = nco("ncks").args(["--jsn", &fx()]).succeeds();
     assert!(
@@ -508,7 +505,6 @@ fn json_dimension_order_and_global_attributes_last() {
 
 /// Whole-file traditional printing starts with the record dimension line.
 #[test]
-#[ignore = "known bug: --trd omits the root record dimension line (README, Known bugs)"]
 fn traditional_whole_file_names_record_dimension() {
     let r = nco("ncks").args(["--trd", &fx()]).succeeds();
     assert!(
@@ -521,7 +517,6 @@ fn traditional_whole_file_names_record_dimension() {
 
 /// --fix_rec_dmn must keep every record's values.
 #[test]
-#[ignore = "known bug: --fix_rec_dmn writes every record at index 0 on the classic path (README, Known bugs)"]
 fn fix_rec_dmn_keeps_record_values() {
     let (_s, out) = extract(&["-O", "--fix_rec_dmn", "time", "-v", "fld_rec3"]);
     assert_eq!(value(&out, "time", "%g,", &[]), "1,2,3,4,5,6,7,8,9,10,");
@@ -862,7 +857,6 @@ fn bad_malformed_hyperslab_bound() {
 }
 
 #[test]
-#[ignore = "known bug: ncks accepts `-d lon` without bounds (README, Known bugs)"]
 fn bad_hyperslab_without_bounds() {
     nco("ncks")
         .args(["-v", "lon", "-d", "lon", &fx()])
