@@ -183,6 +183,9 @@ pub fn parse_condition(s: &str) -> Result<(String, MaskTest)> {
     Err(bad())
 }
 
+/// Bytes read per block when streaming a variable.
+const BLOCK_BYTES: usize = 8 << 20;
+
 struct Aux {
     values: Vec<f64>,
     dims: Vec<usize>,
@@ -419,7 +422,6 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 let apply_aux = !(coord && cli.no_coord_weight);
                 let idx = sel.for_var(meta, pv.id);
                 let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-                let x = ds.read(pv.id, &idx)?;
                 // Output strides: kept dimensions only.
                 let mut out_stride = vec![0usize; shape.len()];
                 let mut acc_n = 1usize;
@@ -438,22 +440,38 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                     .filter(|_| apply_aux)
                     .and_then(|m| aux_strides(meta, &sel, &var.dims, &m.dims).map(|s| (m, s)));
                 let mut acc = Accum::new(this_op, acc_n);
-                kernels::add_reduce(
-                    &mut acc,
-                    &x,
-                    &shape,
-                    &out_stride,
-                    pv.in_fill,
-                    pv.pack.as_ref(),
-                    wst.as_ref().map(|(w, s)| Broadcast {
-                        values: &w.values,
-                        stride: s,
-                    }),
-                    mst.as_ref().map(|(m, s)| Broadcast {
-                        values: &m.values,
-                        stride: s,
-                    }),
-                );
+                // Stream the variable in blocks of whole rows of its first dimension.
+                ds.read_blocks(pv.id, &idx, BLOCK_BYTES, |pos, x| {
+                    let mut bshape = shape.clone();
+                    if let Some(first) = bshape.first_mut() {
+                        *first = x.len() / shape[1..].iter().product::<usize>().max(1);
+                    }
+                    let base = if shape.is_empty() {
+                        0
+                    } else {
+                        pos * out_stride[0]
+                    };
+                    let shift =
+                        |b: &(&Aux, Vec<usize>)| if shape.is_empty() { 0 } else { pos * b.1[0] };
+                    kernels::add_reduce(
+                        &mut acc,
+                        &x,
+                        &bshape,
+                        &out_stride,
+                        base,
+                        pv.in_fill,
+                        pv.pack.as_ref(),
+                        wst.as_ref().map(|w| Broadcast {
+                            values: &w.0.values[shift(w)..],
+                            stride: &w.1,
+                        }),
+                        mst.as_ref().map(|m| Broadcast {
+                            values: &m.0.values[shift(m)..],
+                            stride: &m.1,
+                        }),
+                    );
+                    Ok(())
+                })?;
                 let res = acc.finish(!cli.numerator);
                 if res.iter().any(|r| r.is_some_and(f64::is_nan))
                     && wst.is_some()

@@ -3,10 +3,11 @@
 //! positioned I/O instead of libnetcdf's 8 KiB calls, and raw big-endian transfers
 //! (`copy_file_range`) when data is copied unchanged.
 //!
-//! The reader maps the file with memmap2 by default. A memory map has one known hazard:
-//! if another process truncates the file while we read it, touching the lost pages
-//! raises SIGBUS and the process dies. Setting `NCO_RS_PREAD=1` makes the reader use
-//! positioned reads (`pread`) instead, which turn that case into an I/O error.
+//! The reader uses large positioned reads (`pread`) by default; `NCO_RS_MMAP=1` maps the
+//! file with memmap2 instead (the same speed here, see ENGINE_NOTES). A memory map has
+//! one known hazard: if another process truncates the file while we read it, touching
+//! the lost pages raises SIGBUS and the process dies; with `pread` that case is an I/O
+//! error naming the file. Mapped pages also count in the resident memory of the process.
 
 pub mod header;
 
@@ -132,7 +133,7 @@ impl Reader {
                         // SAFETY: the map is read-only and only read through bounds-checked
                         // slices inside the file length validated by `header::parse`. The
                         // remaining hazard (another process truncating the file) is
-                        // documented in the module docs, with `NCO_RS_PREAD` as the remedy.
+                        // documented in the module docs, with pread (the default) as the remedy.
                         match unsafe { memmap2::Mmap::map(&file) } {
                             Ok(m) => Source::Map(m),
                             Err(_) => Source::Pread,

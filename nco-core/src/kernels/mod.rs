@@ -31,12 +31,13 @@ pub fn add_reduce(
     x: &Values,
     shape: &[usize],
     out_stride: &[usize],
+    out_base: usize,
     fill: Option<f64>,
     pack: Option<&Packing>,
     weight: Option<Broadcast<'_>>,
     mask: Option<Broadcast<'_>>,
 ) {
-    crate::dispatch!(x, v => acc.add_reduce(v, shape, out_stride, typed_fill(fill), pack, weight, mask);
+    crate::dispatch!(x, v => acc.add_reduce(v, shape, out_stride, out_base, typed_fill(fill), pack, weight, mask);
         char _c => {}; string _s => {})
 }
 

@@ -207,14 +207,20 @@ impl Accum {
     }
 
     /// General reduction: `x` has `shape` (C order); element `idx` goes to output
-    /// element `Σ idx_k * out_stride[k]` (stride 0 on reduced dimensions). Elements equal
-    /// to `fill` are skipped; `mask` keeps elements whose mask value is non-zero;
-    /// `weight` multiplies each element.
+    /// element `out_base + Σ idx_k * out_stride[k]` (stride 0 on reduced dimensions).
+    /// Elements equal to `fill` are skipped; `mask` keeps elements whose mask value is
+    /// non-zero; `weight` multiplies each element.
+    ///
+    /// Plain sums (avg, ttl without weights, masks or packing) take a vectorised path
+    /// that adds each row in 8 lanes: the summation order then differs from NCO's
+    /// sequential one by reassociation only (relative differences near 1e-16 in the
+    /// double accumulator, invisible in float results).
     pub fn add_reduce<T: NcNum>(
         &mut self,
         x: &[T],
         shape: &[usize],
         out_stride: &[usize],
+        out_base: usize,
         fill: Option<T>,
         pack: Option<&Packing>,
         weight: Option<Broadcast<'_>>,
@@ -230,7 +236,7 @@ impl Accum {
                 if fill != Some(e) && ok_mask {
                     let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
                     let w = weight.map_or(1.0, |w| w.values[0]);
-                    self.push(0, v, w);
+                    self.push(out_base, v, w);
                 }
             }
             return;
@@ -243,9 +249,13 @@ impl Accum {
         let os_last = out_stride[nd - 1];
         let ws_last = weight.map_or(0, |w| w.stride[nd - 1]);
         let ms_last = mask.map_or(0, |m| m.stride[nd - 1]);
+        let plain = weight.is_none()
+            && mask.is_none()
+            && pack.is_none()
+            && matches!(self.op, Op::Avg | Op::Ttl);
         let mut idx = vec![0usize; nd - 1];
         for r in 0..outer {
-            let mut ob = 0;
+            let mut ob = out_base;
             let mut wb = 0;
             let mut mb = 0;
             for (k, &i) in idx.iter().enumerate() {
@@ -254,21 +264,42 @@ impl Accum {
                 mb += mask.map_or(0, |m| i * m.stride[k]);
             }
             let xs = &x[r * row..(r + 1) * row];
-            for (j, &e) in xs.iter().enumerate() {
-                if fill == Some(e) {
-                    continue;
+            if plain && os_last == 0 {
+                let (s, n) = row_sum(xs, fill);
+                if n > 0 {
+                    self.val[ob] += s;
+                    self.wsum[ob] += n as f64;
+                    self.tally[ob] += n;
                 }
-                if let Some(m) = mask {
-                    if m.values[mb + j * ms_last] == 0.0 {
-                        continue;
+            } else if plain && os_last == 1 {
+                let vals = &mut self.val[ob..ob + row];
+                let ws = &mut self.wsum[ob..ob + row];
+                let ts = &mut self.tally[ob..ob + row];
+                for j in 0..row {
+                    let e = xs[j];
+                    if fill != Some(e) {
+                        vals[j] += e.to_f64();
+                        ws[j] += 1.0;
+                        ts[j] += 1;
                     }
                 }
-                let mut v = e.to_f64();
-                if let Some(p) = pack {
-                    v = p.unpack(v);
+            } else {
+                for (j, &e) in xs.iter().enumerate() {
+                    if fill == Some(e) {
+                        continue;
+                    }
+                    if let Some(m) = mask {
+                        if m.values[mb + j * ms_last] == 0.0 {
+                            continue;
+                        }
+                    }
+                    let mut v = e.to_f64();
+                    if let Some(p) = pack {
+                        v = p.unpack(v);
+                    }
+                    let w = weight.map_or(1.0, |w| w.values[wb + j * ws_last]);
+                    self.push(ob + j * os_last, v, w);
                 }
-                let w = weight.map_or(1.0, |w| w.values[wb + j * ws_last]);
-                self.push(ob + j * os_last, v, w);
             }
             for k in (0..nd - 1).rev() {
                 idx[k] += 1;
@@ -328,6 +359,48 @@ impl Accum {
     }
 }
 
+/// Sum and count of the elements of `xs` that are not `fill`, in 8 lanes.
+#[inline]
+fn row_sum<T: NcNum>(xs: &[T], fill: Option<T>) -> (f64, u64) {
+    let mut acc = [0.0f64; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    let mut n = xs.len() as u64;
+    match fill {
+        None => {
+            for c in chunks {
+                for k in 0..8 {
+                    acc[k] += c[k].to_f64();
+                }
+            }
+            for (k, &e) in rest.iter().enumerate() {
+                acc[k] += e.to_f64();
+            }
+        }
+        Some(f) => {
+            for c in chunks {
+                for k in 0..8 {
+                    let e = c[k];
+                    let keep = e != f;
+                    acc[k] += if keep { e.to_f64() } else { 0.0 };
+                    n -= u64::from(!keep);
+                }
+            }
+            for (k, &e) in rest.iter().enumerate() {
+                if e == f {
+                    n -= 1;
+                } else {
+                    acc[k] += e.to_f64();
+                }
+            }
+        }
+    }
+    (
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + ((acc[4] + acc[5]) + (acc[6] + acc[7])),
+        n,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,7 +412,7 @@ mod tests {
             values: v,
             stride: &stride,
         });
-        a.add_reduce(x, &[x.len()], &[0], None, None, wb, None);
+        a.add_reduce(x, &[x.len()], &[0], 0, None, None, wb, None);
         a.finish(true)[0]
     }
 
@@ -362,12 +435,53 @@ mod tests {
     }
 
     #[test]
+    fn vectorised_sums_match_the_general_path() {
+        let x: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
+        let mut a = Accum::new(Op::Avg, 1);
+        a.add_reduce(&x, &[37], &[0], 0, Some(3.0), None, None, None);
+        let mut b = Accum::new(Op::Avg, 1);
+        let ones = vec![1.0; 37];
+        b.add_reduce(
+            &x,
+            &[37],
+            &[0],
+            0,
+            Some(3.0),
+            None,
+            Some(Broadcast {
+                values: &ones,
+                stride: &[1],
+            }),
+            None,
+        );
+        assert_eq!(a.tally(0), 36);
+        assert!((a.finish(true)[0].unwrap() - b.finish(true)[0].unwrap()).abs() < 1e-12);
+        // Row-wise path: reduce over the first dimension of [3,4].
+        let mut c = Accum::new(Op::Ttl, 4);
+        c.add_reduce(
+            &(0..12).collect::<Vec<i32>>(),
+            &[3, 4],
+            &[0, 1],
+            0,
+            None,
+            None,
+            None,
+            None,
+        );
+        assert_eq!(
+            c.finish(true),
+            vec![Some(12.0), Some(15.0), Some(18.0), Some(21.0)]
+        );
+    }
+
+    #[test]
     fn fill_and_mask_and_packing() {
         let mut a = Accum::new(Op::Avg, 1);
         a.add_reduce(
             &[73.0f32, 1e36, 73.0, 1e36],
             &[4],
             &[0],
+            0,
             Some(1e36),
             None,
             None,
@@ -382,6 +496,7 @@ mod tests {
             &[1i32, 2, 3, 4],
             &[2, 2],
             &[1, 0],
+            0,
             None,
             None,
             None,
