@@ -95,6 +95,18 @@ pub struct Cli {
     /// Make this dimension the record dimension in the output
     #[arg(long = "mk_rec_dmn", value_name = "DIM")]
     pub mk_rec_dmn: Option<String>,
+    /// Station list (file, or - for standard input): one `-d ... target` line per
+    /// station; see README "Multi-station extraction"
+    #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
+    pub list: Option<String>,
+    /// Name of the station dimension of the one-file station form
+    #[arg(
+        long = "station_dim",
+        visible_alias = "stn_dmn",
+        value_name = "NAME",
+        default_value = "station"
+    )]
+    pub station_dim: String,
 }
 
 /// The clap command (for help and documentation tests).
@@ -138,6 +150,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     };
     let input = cli::with_prefix(cli.common.path.as_deref(), &input);
+    if let Some(list) = &cli.list {
+        return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
+    }
     if let Some(out) = &output {
         // Fail early on an unusable output, before reading anything.
         if Path::new(out).is_dir() {
@@ -158,7 +173,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ds.read_all(v)
     })?;
     match output {
-        Some(out) => write_output(prog, &argv, &cli, &ds, &vars, &sel, &out),
+        Some(out) => write_output(prog, &argv, &cli, &ds, &vars, &sel, &out)?.commit(),
         None => print_file(&cli, &ds, &vars, &sel, &input),
     }
 }
@@ -210,7 +225,7 @@ fn write_output(
     vars: &[usize],
     sel: &Selection,
     out: &str,
-) -> Result<()> {
+) -> Result<TempOutput> {
     let existing = output::resolve_existing(prog, out, cli.common.overwrite, cli.common.append)?;
     let in_meta = ds.meta();
     let storage = StorageArgs {
@@ -268,5 +283,89 @@ fn write_output(
         }
     }
     drop(appended);
-    tmp.commit()
+    Ok(tmp)
+}
+
+/// List-input multi-station extraction: one pass over the input for every station of
+/// the list; many outputs (no output file on the command line) or one output with a
+/// station dimension. All outputs are renamed into place only when all were written.
+fn run_list(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    input: &str,
+    output: Option<&str>,
+    list: &str,
+    specs: &[nco_core::hyperslab::HyperslabSpec],
+) -> Result<()> {
+    use nco_core::stations;
+    let stations_list = stations::read_list(list)?;
+    // A map touches only the pages the stations need, with no system call per read.
+    let ds = Dataset::open_with(input, true)?;
+    let meta = ds.meta();
+    let read_all = |v: usize| ds.read_all(v);
+    let mut selections = Vec::with_capacity(stations_list.len());
+    for st in &stations_list {
+        stations::check_inside(meta, &read_all, st)?;
+        let merged = stations::merged_specs(specs, st);
+        let sel = hyperslab::resolve(
+            meta,
+            &merged,
+            cli.slab.fortran,
+            cli.slab.user_order,
+            &read_all,
+        )
+        .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
+        selections.push(sel);
+    }
+    match output {
+        None => {
+            // Many files: each station's output goes through the ordinary extraction.
+            let mut done = Vec::with_capacity(stations_list.len());
+            for (st, sel) in stations_list.iter().zip(&selections) {
+                let mut sa = cli.select.select_args();
+                if let Some(v) = &st.vars {
+                    sa.vars = nco_core::select::split_list(v);
+                }
+                let vars = nco_core::select::select(meta, &sa)
+                    .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
+                let tmp = write_output(prog, argv, cli, &ds, &vars, sel, &st.target)
+                    .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
+                done.push(tmp);
+            }
+            for t in done {
+                t.commit()?;
+            }
+            Ok(())
+        }
+        Some(out) => {
+            output::resolve_existing(prog, out, cli.common.overwrite, cli.common.append)?;
+            let vars = nco_core::select::select(meta, &cli.select.select_args())?;
+            let base = hyperslab::resolve(
+                meta,
+                specs,
+                cli.slab.fortran,
+                cli.slab.user_order,
+                &read_all,
+            )?;
+            let mut plan = stations::plan_station_form(
+                meta,
+                &vars,
+                &base,
+                &stations_list,
+                selections,
+                &cli.station_dim,
+            )?;
+            plan.meta.format = cli.format.format()?.unwrap_or(meta.format);
+            if !cli.common.no_history {
+                output::stamp_history(&mut plan.meta, argv);
+            }
+            let tmp = TempOutput::new(out, prog)?;
+            let mut of = OutFile::create(tmp.path(), &plan.meta, cli.format.hdr_pad.unwrap_or(0))?;
+            let read = |v: usize, idx: &[Vec<usize>]| ds.read(v, idx);
+            stations::write_station_form(&plan, &stations_list, meta, &base, &read, &mut of)?;
+            of.finish()?;
+            tmp.commit()
+        }
+    }
 }

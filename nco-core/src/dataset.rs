@@ -54,6 +54,16 @@ impl Dataset {
     /// Open `path`. Errors name the file: missing or unreadable, not netCDF, truncated
     /// or corrupt header.
     pub fn open(path: &str) -> Result<Dataset> {
+        Self::open_with(
+            path,
+            std::env::var_os("NCO_RS_MMAP").is_some_and(|v| v != "0"),
+        )
+    }
+
+    /// Open `path`, mapping classic files into memory when `mmap` is true (best for
+    /// many small scattered reads, e.g. station extraction: only the touched pages are
+    /// read, with no system call per read).
+    pub fn open_with(path: &str, mmap: bool) -> Result<Dataset> {
         if !is_url(path) {
             let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if md.is_dir() {
@@ -78,7 +88,7 @@ impl Dataset {
                 // Positioned reads by default: as fast as a memory map here (ENGINE_NOTES),
                 // immune to truncation by another process, and they do not count the
                 // whole file in our resident memory. NCO_RS_MMAP=1 maps instead.
-                let use_pread = !std::env::var_os("NCO_RS_MMAP").is_some_and(|v| v != "0");
+                let use_pread = !mmap;
                 let r = classic::Reader::open(path, use_pread)?;
                 return Ok(Dataset {
                     path: path.to_string(),

@@ -16,6 +16,7 @@
 //! | [`calendar`] | CF time units for date-valued bounds and rebasing |
 //! | [`multifile`] | input lists (`-n`, `-p`, stdin), record selection across files, sub-cycles |
 //! | [`select`] | `-v/-x/-C/-c` and CF associated variables |
+//! | [`stations`] | list-input multi-station extraction (ncks/ncrcat `--list`) |
 //! | [`chunking`] | `--cnk_*` and `-L` for netCDF-4 output |
 //! | [`arith`] | processed variables: unpack, compute in double, write unpacked; cell_methods |
 //! | [`fill`] | `_FillValue` semantics |
@@ -54,6 +55,7 @@ pub mod packing;
 pub mod progress;
 pub mod rusage;
 pub mod select;
+pub mod stations;
 pub mod types;
 
 pub use error::{Error, Result};

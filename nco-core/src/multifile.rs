@@ -303,6 +303,89 @@ pub fn pick_records(
     Ok(out)
 }
 
+/// The concatenation of the selected records of several files, read like one dataset
+/// whose record dimension has one entry per pick (ncrcat's view of its inputs).
+pub struct Concat<'a> {
+    /// The inputs.
+    pub sets: &'a [Dataset],
+    /// The selected records, in output order.
+    pub picks: &'a [RecordPick],
+    /// Per file (factor, offset) applied to the record coordinate (time rebasing).
+    pub rebase: Vec<(f64, f64)>,
+}
+
+impl Concat<'_> {
+    /// Read variable `v` (index in the first file) with per-dimension indices `idx`;
+    /// for record variables `idx[0]` holds positions into the picks.
+    ///
+    /// Errors: the variable is missing from a file (named), I/O errors.
+    pub fn read(&self, v: usize, idx: &[Vec<usize>]) -> Result<Values> {
+        let first = self.sets[0].meta();
+        let var = &first.vars[v];
+        if !first.is_record_var(var) {
+            return self.sets[0].read(v, idx);
+        }
+        let mut out: Option<Values> = None;
+        let mut sub = idx.to_vec();
+        let mut k = 0;
+        let pos = &idx[0];
+        while k < pos.len() {
+            let f = self.picks[pos[k]].file;
+            let mut recs = vec![self.picks[pos[k]].record];
+            while k + recs.len() < pos.len() && self.picks[pos[k + recs.len()]].file == f {
+                recs.push(self.picks[pos[k + recs.len()]].record);
+            }
+            let ds = &self.sets[f];
+            let vid = ds.meta().var_id(&var.name).ok_or_else(|| {
+                Error::var(
+                    &var.name,
+                    format!("is missing from input file {}", ds.path()),
+                )
+            })?;
+            k += recs.len();
+            sub[0] = recs;
+            let mut vals = ds.read(vid, &sub)?;
+            if first.is_coord_var(var) {
+                if let Some(&(fac, off)) = self.rebase.get(f).filter(|r| **r != (1.0, 0.0)) {
+                    let x: Vec<f64> = vals
+                        .to_f64_vec()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|x| x * fac + off)
+                        .collect();
+                    vals = Values::from_f64_slice(var.ty, &x).unwrap_or(vals);
+                }
+            }
+            match &mut out {
+                None => out = Some(vals),
+                Some(o) => {
+                    o.extend_from(&vals);
+                }
+            }
+        }
+        Ok(out.unwrap_or_else(|| Values::with_capacity(var.ty, 0)))
+    }
+}
+
+/// Per-file (factor, offset) converting `rec_name`'s values to the first file's units
+/// (identity when the units agree or are not time units).
+pub fn rebase_factors(sets: &[Dataset], rec_name: &str) -> Vec<(f64, f64)> {
+    let units = |m: &Meta| m.var(rec_name).and_then(|v| v.attr_text("units"));
+    let cal = sets[0]
+        .meta()
+        .var(rec_name)
+        .and_then(|v| v.attr_text("calendar"));
+    let first = units(sets[0].meta());
+    sets.iter()
+        .map(|ds| match (&first, units(ds.meta())) {
+            (Some(a), Some(b)) if *a != b => {
+                crate::calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
+            }
+            _ => (1.0, 0.0),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

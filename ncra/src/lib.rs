@@ -17,14 +17,12 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
-use nco_core::calendar;
 use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
 use nco_core::kernels::{self, reduce::Accum, reduce::Op};
-use nco_core::model::Meta;
-use nco_core::multifile::{self, RecordPick};
+use nco_core::multifile;
 use nco_core::output::{self, Existing, TempOutput};
 use nco_core::types::Values;
 use nco_core::{Error, Result};
@@ -92,6 +90,19 @@ pub struct Cli {
         value_name = "NAME"
     )]
     pub pseudonym: Option<String>,
+    /// Station list for ncrcat (file, or - for standard input): one `-d ... target`
+    /// line per station; every positional argument is then an input, and `-o FILE`
+    /// selects the one-file station form (README "Multi-station extraction")
+    #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
+    pub list: Option<String>,
+    /// Name of the station dimension of the one-file station form
+    #[arg(
+        long = "station_dim",
+        visible_alias = "stn_dmn",
+        value_name = "NAME",
+        default_value = "station"
+    )]
+    pub station_dim: String,
     /// Arithmetic in double precision (the default)
     #[arg(long = "dbl", visible_alias = "rth_dbl")]
     pub dbl: bool,
@@ -132,15 +143,110 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.slab.specs()?;
-    let inputs = multifile::inputs(
-        &cli.files,
-        cli.common.output.as_deref(),
-        cli.common.path.as_deref(),
-        cli.nintap.as_deref(),
-    )?;
+    let list_mode = cli.list.is_some();
+    let inputs = if list_mode {
+        // With --list every positional argument is an input; -o names the one output
+        // of the station form.
+        let files: Vec<String> = cli
+            .files
+            .iter()
+            .map(|f| cli::with_prefix(cli.common.path.as_deref(), f))
+            .collect();
+        if files.is_empty() {
+            return Err(Error::msg("no input files given"));
+        }
+        multifile::Inputs {
+            files,
+            output: cli.common.output.clone().unwrap_or_default(),
+            from_stdin: false,
+        }
+    } else {
+        multifile::inputs(
+            &cli.files,
+            cli.common.output.as_deref(),
+            cli.common.path.as_deref(),
+            cli.nintap.as_deref(),
+        )?
+    };
+    let sets = if list_mode {
+        inputs
+            .files
+            .iter()
+            .map(|f| Dataset::open_with(f, true))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        multifile::open_all(&inputs.files)?
+    };
+    let Some(list) = &cli.list else {
+        return process(
+            prog,
+            &argv,
+            &cli,
+            concat,
+            op,
+            &specs,
+            &inputs,
+            &sets,
+            None,
+            &inputs.output,
+        )?
+        .commit();
+    };
+    if !concat {
+        return Err(Error::option(
+            "--list",
+            "the station list is for ncrcat (and ncks), not ncra",
+        ));
+    }
+    let stations_list = nco_core::stations::read_list(list)?;
+    if inputs.output.is_empty() {
+        let mut done = Vec::with_capacity(stations_list.len());
+        for st in &stations_list {
+            let merged = nco_core::stations::merged_specs(&specs, st);
+            let first = sets[0].meta();
+            nco_core::stations::check_inside(first, &|v| sets[0].read_all(v), st)?;
+            let t = process(
+                prog,
+                &argv,
+                &cli,
+                concat,
+                op,
+                &merged,
+                &inputs,
+                &sets,
+                st.vars.clone(),
+                &st.target,
+            )
+            .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
+            done.push(t);
+        }
+        for t in done {
+            t.commit()?;
+        }
+        return Ok(());
+    }
+    station_form(prog, &argv, &cli, &specs, &inputs, &sets, &stations_list)
+}
+
+/// One ncra/ncrcat output from the opened inputs `sets`: `specs` are the hyperslabs,
+/// `vars_override` a `-v` list replacing the command line's, `out_path` the output.
+/// Returns the finished temporary file, to be committed by the caller.
+#[allow(clippy::too_many_lines)]
+fn process(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    concat: bool,
+    op: Op,
+    specs: &[hyperslab::HyperslabSpec],
+    inputs: &multifile::Inputs,
+    sets: &[Dataset],
+    vars_override: Option<String>,
+    out_path: &str,
+) -> Result<TempOutput> {
     let existing = output::resolve_existing(
         prog,
-        &inputs.output,
+        out_path,
         cli.common.overwrite || cli.rec_apn,
         cli.common.append,
     )?;
@@ -150,7 +256,6 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             format!("appending is not supported by {prog}; use -O or --rec_apn"),
         ));
     }
-    let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
     let rec = first.record_dim().ok_or_else(|| {
         Error::msg(format!(
@@ -159,7 +264,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ))
     })?;
     let rec_name = first.dims[rec].name.clone();
-    for ds in &sets {
+    for ds in sets {
         if ds
             .meta()
             .dim_id(&rec_name)
@@ -173,14 +278,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     // Record selection across files.
     let mut per_file = Vec::with_capacity(sets.len());
-    for ds in &sets {
+    for ds in sets {
         let m = ds.meta();
         let d = m.dim_id(&rec_name).unwrap_or(0);
         let coord = hyperslab::coordinate_values(m, &|v| ds.read_all(v), d)?;
         let units = m.var(&rec_name).and_then(|v| v.attr_text("units"));
         per_file.push((m.dims[d].len, coord, units));
     }
-    let picks = multifile::pick_records(&specs, &rec_name, &per_file, cli.slab.fortran)?;
+    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.slab.fortran)?;
     let fixed_specs: Vec<_> = specs
         .iter()
         .filter(|s| s.dim != rec_name)
@@ -193,8 +298,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         cli.slab.user_order,
         &|v| sets[0].read_all(v),
     )?;
-    let vars = nco_core::select::select(first, &cli.select.select_args())?;
-    multifile::check_fixed_dims(&sets, &vars)?;
+    let mut sel_args = cli.select.select_args();
+    if let Some(v) = &vars_override {
+        sel_args.vars = nco_core::select::split_list(v);
+    }
+    let vars = nco_core::select::select(first, &sel_args)?;
+    multifile::check_fixed_dims(sets, &vars)?;
     let weights = match &cli.weight {
         None => Weights::None,
         Some(w) => {
@@ -274,7 +383,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         procs[o] = Some(pv);
     }
     if !cli.common.no_history {
-        output::stamp_history(&mut meta, &argv);
+        output::stamp_history(&mut meta, argv);
     }
     if !cli.no_file_list {
         multifile::stamp_input_list(&mut meta, &inputs);
@@ -282,8 +391,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     arith::stamp_threads(&mut meta, cli.common.threads);
 
     // --rec_apn: the existing output's records come first.
-    let appended = if cli.rec_apn && std::path::Path::new(&inputs.output).exists() {
-        Some(Dataset::open(&inputs.output)?)
+    let appended = if cli.rec_apn && std::path::Path::new(out_path).exists() {
+        Some(Dataset::open(out_path)?)
     } else {
         None
     };
@@ -298,10 +407,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         // The output keeps its own variables; ours are appended to the record ones.
         let mut am = a.meta().clone();
         let rd = am.record_dim().ok_or_else(|| {
-            Error::msg(format!(
-                "{}: --rec_apn needs a record dimension",
-                inputs.output
-            ))
+            Error::msg(format!("{}: --rec_apn needs a record dimension", out_path))
         })?;
         am.dims[rd].len = base_records + out_records;
         for v in &mut am.vars {
@@ -316,11 +422,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
         am.attrs = a.meta().attrs.clone();
         if !cli.common.no_history {
-            output::stamp_history(&mut am, &argv);
+            output::stamp_history(&mut am, argv);
         }
         meta = am;
     }
-    let tmp = TempOutput::new(&inputs.output, prog)?;
+    let tmp = TempOutput::new(out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
     if let Some(a) = &appended {
         for (i, _) in a.meta().vars.iter().enumerate() {
@@ -351,41 +457,26 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
             let mut idx = sel.for_var(first, v);
             if concat || procs[o].is_none() {
-                // Concatenate (ncrcat, or non-arithmetic record variables in ncra).
-                let rebase = if concat && first.is_coord_var(var) {
-                    rebase_factors(&sets, &rec_name)
-                } else {
-                    Vec::new()
+                // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
+                // blocks of records to bound memory.
+                let cc = multifile::Concat {
+                    sets,
+                    picks: &picks,
+                    rebase: if concat {
+                        multifile::rebase_factors(sets, &rec_name)
+                    } else {
+                        Vec::new()
+                    },
                 };
-                let picks_used: Vec<&RecordPick> = if concat {
-                    picks.iter().collect()
-                } else {
-                    picks.iter().take(out_records).collect()
-                };
+                let n = if concat { picks.len() } else { out_records };
+                let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
+                let per = ((64usize << 20) / row.max(1)).max(1);
                 let mut k = 0;
-                while k < picks_used.len() {
-                    let f = picks_used[k].file;
-                    let mut run = vec![picks_used[k].record];
-                    while k + run.len() < picks_used.len() && picks_used[k + run.len()].file == f {
-                        run.push(picks_used[k + run.len()].record);
-                    }
-                    let ds = &sets[f];
-                    let vid = ds.meta().var_id(&var.name).unwrap_or(v);
-                    idx[0] = run.clone();
-                    let mut vals = ds.read(vid, &idx)?;
-                    if let Some(&(fac, off)) = rebase.get(f) {
-                        if fac != 1.0 || off != 0.0 {
-                            let x: Vec<f64> = vals
-                                .to_f64_vec()
-                                .unwrap_or_default()
-                                .iter()
-                                .map(|x| x * fac + off)
-                                .collect();
-                            vals = Values::from_f64_slice(var.ty, &x).unwrap_or(vals);
-                        }
-                    }
-                    chunks.push((base_records + k, vals));
-                    k += run.len();
+                while k < n {
+                    let end = (k + per).min(n);
+                    idx[0] = (k..end).collect();
+                    chunks.push((base_records + k, cc.read(v, &idx)?));
+                    k = end;
                 }
                 return Ok((oi, chunks));
             }
@@ -437,24 +528,104 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     drop(appended);
     of.finish()?;
-    tmp.commit()
+    Ok(tmp)
 }
 
-/// Per-file (factor, offset) converting the record coordinate to the first file's
-/// units (identity when units agree or are not time units).
-fn rebase_factors(sets: &[Dataset], rec_name: &str) -> Vec<(f64, f64)> {
-    let units = |m: &Meta| m.var(rec_name).and_then(|v| v.attr_text("units"));
-    let cal = sets[0]
-        .meta()
-        .var(rec_name)
-        .and_then(|v| v.attr_text("calendar"));
-    let first = units(sets[0].meta());
-    sets.iter()
-        .map(|ds| match (&first, units(ds.meta())) {
-            (Some(a), Some(b)) if *a != b => {
-                calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
-            }
-            _ => (1.0, 0.0),
-        })
-        .collect()
+/// ncrcat's station form: one output (`-o`) with a station dimension, the records of
+/// all inputs concatenated for every station.
+fn station_form(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    specs: &[hyperslab::HyperslabSpec],
+    inputs: &multifile::Inputs,
+    sets: &[Dataset],
+    stations_list: &[nco_core::stations::Station],
+) -> Result<()> {
+    use nco_core::stations;
+    output::resolve_existing(
+        prog,
+        &inputs.output,
+        cli.common.overwrite,
+        cli.common.append,
+    )?;
+    let first = sets[0].meta();
+    let rec = first.record_dim().ok_or_else(|| {
+        Error::msg(format!(
+            "{}: has no record dimension, which {prog} needs",
+            sets[0].path()
+        ))
+    })?;
+    let rec_name = first.dims[rec].name.clone();
+    let mut per_file = Vec::with_capacity(sets.len());
+    for ds in sets {
+        let m = ds.meta();
+        let d = m.dim_id(&rec_name).ok_or_else(|| {
+            Error::msg(format!("{}: has no record dimension {rec_name}", ds.path()))
+        })?;
+        let coord = hyperslab::coordinate_values(m, &|v| ds.read_all(v), d)?;
+        let units = m.var(&rec_name).and_then(|v| v.attr_text("units"));
+        per_file.push((m.dims[d].len, coord, units));
+    }
+    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.slab.fortran)?;
+    let read_all = |v: usize| sets[0].read_all(v);
+    let fixed: Vec<_> = specs
+        .iter()
+        .filter(|s| s.dim != rec_name)
+        .cloned()
+        .collect();
+    let mut base = hyperslab::resolve(
+        first,
+        &fixed,
+        cli.slab.fortran,
+        cli.slab.user_order,
+        &read_all,
+    )?;
+    base.dims[rec] = Some((0..picks.len()).collect());
+    let mut selections = Vec::with_capacity(stations_list.len());
+    for st in stations_list {
+        if st.specs.iter().any(|s| s.dim == rec_name) {
+            return Err(Error::msg(format!(
+                "station list line {}: the station form takes record hyperslabs from the command line only",
+                st.line
+            )));
+        }
+        stations::check_inside(first, &read_all, st)?;
+        let merged = stations::merged_specs(&fixed, st);
+        let mut sel = hyperslab::resolve(
+            first,
+            &merged,
+            cli.slab.fortran,
+            cli.slab.user_order,
+            &read_all,
+        )
+        .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
+        sel.dims[rec] = Some((0..picks.len()).collect());
+        selections.push(sel);
+    }
+    let vars = nco_core::select::select(first, &cli.select.select_args())?;
+    multifile::check_fixed_dims(sets, &vars)?;
+    let mut plan = stations::plan_station_form(
+        first,
+        &vars,
+        &base,
+        stations_list,
+        selections,
+        &cli.station_dim,
+    )?;
+    plan.meta.format = cli.format.format()?.unwrap_or(first.format);
+    if !cli.common.no_history {
+        output::stamp_history(&mut plan.meta, argv);
+    }
+    let concat = multifile::Concat {
+        sets,
+        picks: &picks,
+        rebase: multifile::rebase_factors(sets, &rec_name),
+    };
+    let tmp = TempOutput::new(&inputs.output, prog)?;
+    let mut of = OutFile::create(tmp.path(), &plan.meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let read = |v: usize, idx: &[Vec<usize>]| concat.read(v, idx);
+    stations::write_station_form(&plan, stations_list, first, &base, &read, &mut of)?;
+    of.finish()?;
+    tmp.commit()
 }
