@@ -126,7 +126,7 @@ impl Cursor<'_> {
     }
     fn attrs(&mut self) -> Result<Vec<Attr>> {
         let n = self.list_len(NC_ATTRIBUTE, "attribute")?;
-        let mut out = Vec::with_capacity(n as usize);
+        let mut out = Vec::with_capacity((n as usize).min(1024));
         for _ in 0..n {
             let name = self.name()?;
             let code = self.u32()?;
@@ -202,7 +202,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
     let streaming = numrecs_raw == STREAMING32 || (c.v5 && numrecs_raw == u64::MAX);
 
     let ndims = c.list_len(NC_DIMENSION, "dimension")?;
-    let mut dims = Vec::with_capacity(ndims as usize);
+    let mut dims = Vec::with_capacity((ndims as usize).min(1024));
     for _ in 0..ndims {
         let name = c.name()?;
         let len = c.non_neg()?;
@@ -214,15 +214,15 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
     }
     let attrs = c.attrs()?;
     let nvars = c.list_len(NC_VARIABLE, "variable")?;
-    let mut vars = Vec::with_capacity(nvars as usize);
-    let mut begins = Vec::with_capacity(nvars as usize);
+    let mut vars = Vec::with_capacity((nvars as usize).min(1024));
+    let mut begins = Vec::with_capacity((nvars as usize).min(1024));
     for _ in 0..nvars {
         let name = c.name()?;
         let nd = c.non_neg()?;
         if nd > 1024 {
             return Err(c.bad(&format!("variable {name} has {nd} dimensions")));
         }
-        let mut vdims = Vec::with_capacity(nd as usize);
+        let mut vdims = Vec::with_capacity((nd as usize).min(1024));
         for k in 0..nd {
             let id = c.non_neg()?;
             if id >= ndims {
@@ -271,8 +271,30 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
         (true, _) => 0,
         (false, _) => numrecs_raw,
     };
+    if numrecs > file_len.max(1) {
+        return Err(Error::Format {
+            path: path.to_string(),
+            reason: format!("absurd record count {numrecs} (the file has {file_len} bytes)"),
+        });
+    }
     for d in meta.dims.iter_mut().filter(|d| d.unlimited) {
         d.len = numrecs as usize;
+    }
+    for v in &meta.vars {
+        // A dimension longer than the file has bytes cannot index real data: refuse it
+        // before anyone allocates index lists for it.
+        for &d in &v.dims {
+            let dim = &meta.dims[d];
+            if !dim.unlimited && dim.len as u64 > file_len.max(1) {
+                return Err(Error::Format {
+                    path: path.to_string(),
+                    reason: format!(
+                        "dimension {} of variable {} has absurd length {} (the file has {file_len} bytes)",
+                        dim.name, v.name, dim.len
+                    ),
+                });
+            }
+        }
     }
     for (v, l) in meta.vars.iter().zip(&layout) {
         let end = if l.record {

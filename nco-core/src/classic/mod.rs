@@ -26,6 +26,7 @@ pub use header::{Header, VarLayout};
 enum Source {
     Map(memmap2::Mmap),
     Pread,
+    Bytes(Vec<u8>),
 }
 
 /// A classic-format file opened for reading. `Sync`: share it across threads freely.
@@ -152,6 +153,19 @@ impl Reader {
         }
     }
 
+    /// A reader over an in-memory copy of a classic file (tests and fuzzing; `name`
+    /// is used in messages). `devnull` stands in as the file handle.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
+        let header = header::parse(&bytes, bytes.len() as u64, name)?;
+        let file = File::open("/dev/null").map_err(|e| Error::io("/dev/null", e))?;
+        Ok(Reader {
+            path: name.to_string(),
+            file,
+            source: Source::Bytes(bytes),
+            header,
+        })
+    }
+
     /// The parsed header.
     pub fn header(&self) -> &Header {
         &self.header
@@ -170,8 +184,8 @@ impl Reader {
     fn fetch(&self, off: u64, out: &mut [u8]) -> Result<()> {
         match &self.source {
             Source::Map(m) => {
-                let s = off as usize;
-                let e = s + out.len();
+                let s = usize::try_from(off).unwrap_or(usize::MAX);
+                let e = s.saturating_add(out.len());
                 let src = m.get(s..e).ok_or_else(|| Error::Format {
                     path: self.path.clone(),
                     reason: "file shrank while being read".into(),
@@ -183,6 +197,18 @@ impl Reader {
                 .file
                 .read_exact_at(out, off)
                 .map_err(|e| Error::io(&self.path, e)),
+            Source::Bytes(b) => {
+                let s = usize::try_from(off).unwrap_or(usize::MAX);
+                let src = s
+                    .checked_add(out.len())
+                    .and_then(|e| b.get(s..e))
+                    .ok_or_else(|| Error::Format {
+                        path: self.path.clone(),
+                        reason: "read past the end of the data".into(),
+                    })?;
+                out.copy_from_slice(src);
+                Ok(())
+            }
         }
     }
 
