@@ -4,7 +4,9 @@
 //! * Classic files (CDF-1/2/5) are read by our own reader ([`crate::classic`]), lock-free
 //!   and safe to share across threads, and written by our own writer.
 //! * netCDF-4/HDF5 files and DAP URLs go through libnetcdf ([`crate::nc4`]).
-//! * `--no-mmap` (or `NCO_RS_NO_MMAP=1`) forces libnetcdf for every file, for comparison.
+//! * `--no-mmap` (or `NCO_RS_NO_MMAP=1`) forces libnetcdf for reading every file, for
+//!   comparison; `NCO_RS_LIB_WRITE=1` forces it for writing classic files too (then
+//!   `--hdr_pad` is not available: the netcdf crate does not wrap `nc__enddef`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -195,7 +197,8 @@ impl OutFile {
     /// Create `path` with every definition of `meta`. Classic formats use our writer
     /// (with `hdr_pad` spare header bytes), netCDF-4 formats use libnetcdf.
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
-        let writer = if meta.format.is_classic_family() && !force_lib() {
+        let lib_write = std::env::var_os("NCO_RS_LIB_WRITE").is_some_and(|v| v != "0" && !v.is_empty());
+        let writer = if meta.format.is_classic_family() && !lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
         } else {
             Writer::Lib(LibWriter::create(path, meta)?)
