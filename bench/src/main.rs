@@ -1,1 +1,320 @@
-fn main() {}
+//! `nco-bench`: synthetic benchmark files (`gen`) and the NCO operator benchmark suite
+//! (`run`), measuring nco-rs against NCO (and CDO) process by process.
+//!
+//! Exit status: 0 all good; 1 an operator failed or crashed, or gave a wrong answer, or
+//! an input could not be made; 2 bad usage; 3 everything that ran was right but an
+//! operator binary (ours or NCO's) was missing (`--allow-missing` turns this into 0).
+
+mod cache;
+mod compare;
+mod gen;
+mod proc;
+mod report;
+mod run;
+mod wishlist;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use gen::{GenOptions, Geometry};
+use wishlist::Kind;
+
+#[derive(Parser, Debug)]
+#[command(name = "nco-bench", version, about = "Synthetic benchmark files and the NCO operator benchmark suite")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Write the benchmark files (ipcc_dly_T85.nc ~1.1 GB, stl_5km.nc ~300 MB).
+    Gen(GenArgs),
+    /// Run the operator wishlist against NCO (and CDO), writing table, CSV, JSON and SVG.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct FileArgs {
+    /// Data folder (default: $DATA, else ./data).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// File format: 64bit_offset (default), classic, cdf5, netcdf4, netcdf4_classic.
+    #[arg(long, default_value = "64bit_offset")]
+    format: String,
+    /// Deflate level 1-9 (netCDF-4 formats only).
+    #[arg(long, value_name = "LEVEL")]
+    deflate: Option<i32>,
+    /// Shuffle filter (netCDF-4 formats only).
+    #[arg(long)]
+    shuffle: bool,
+    /// Chunk sizes, e.g. time=1,lev=8,lat=64,lon=128 (netCDF-4 formats only; unnamed
+    /// dimensions get their full length, the record dimension 1).
+    #[arg(long, value_name = "SPEC")]
+    chunk: Option<String>,
+    /// Size factor in (0,1] for small quick files (the lat/lon grid is scaled by its square root).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+}
+
+#[derive(Args, Debug)]
+struct GenArgs {
+    #[command(flatten)]
+    files: FileArgs,
+    /// Which files: ipcc, stl, and/or partner (the ncbo partner ipcc_dly_T85_b.nc).
+    #[arg(long, value_delimiter = ',', default_value = "ipcc,stl")]
+    which: Vec<String>,
+    /// Rewrite files that exist.
+    #[arg(long)]
+    force: bool,
+    /// Do not fdatasync before the rename (faster; cold-cache runs then evict less).
+    #[arg(long)]
+    no_sync: bool,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    files: FileArgs,
+    /// The whole wishlist at full size: 32 files for the multi-file rows, both geometries.
+    #[arg(long)]
+    full: bool,
+    /// Files for the multi-file rows (ncra, nces); default 4, 32 with --full.
+    #[arg(long)]
+    nfiles: Option<usize>,
+    /// Repeats per tool per row (median quoted).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Threads: passed as -t N to NCO and us, -P N to CDO (default: each tool's default).
+    #[arg(short = 't', long)]
+    threads: Option<usize>,
+    /// Evict the inputs from the page cache before every run (posix_fadvise, no root).
+    #[arg(long)]
+    cold: bool,
+    /// Pin every measured child to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pin: Option<usize>,
+    /// Geometry: natural (NCO's choice per row), ipcc, stl, or both.
+    #[arg(long, default_value = "natural")]
+    geometry: String,
+    /// Only these rows (e.g. 1,2,5a,ncpdq).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Read the inputs from this OPeNDAP base URL instead of the data folder.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Folder of our operators (default: $NCO_RS_BIN_DIR, else the folder of nco-bench).
+    #[arg(long, value_name = "DIR")]
+    bin_dir: Option<PathBuf>,
+    /// Folder of NCO's operators (default: search PATH).
+    #[arg(long, value_name = "DIR")]
+    nco_dir: Option<PathBuf>,
+    /// Do not run NCO.
+    #[arg(long)]
+    no_nco: bool,
+    /// Do not run CDO.
+    #[arg(long)]
+    no_cdo: bool,
+    /// Relative tolerance of the check against NCO (default 1e-5).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Results folder (results.txt/.csv/.json/.svg).
+    #[arg(long, value_name = "DIR", default_value = "bench-results")]
+    out: PathBuf,
+    /// Scratch folder for operator outputs and logs (default: <data>/scratch).
+    #[arg(long, value_name = "DIR")]
+    scratch: Option<PathBuf>,
+    /// Keep the operators' outputs in the scratch folder.
+    #[arg(long)]
+    keep_outputs: bool,
+    /// Exit 0 even when an operator binary is missing (failures still exit 1).
+    #[arg(long)]
+    allow_missing: bool,
+}
+
+fn data_dir(a: &FileArgs) -> PathBuf {
+    a.dir
+        .clone()
+        .or_else(|| std::env::var_os("DATA").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("data"))
+}
+
+fn gen_options(a: &FileArgs) -> Result<GenOptions> {
+    if !(a.scale > 0.0 && a.scale <= 1.0) {
+        bail!("--scale must be in (0, 1], got {}", a.scale);
+    }
+    let mut o = GenOptions::new(data_dir(a));
+    o.format = gen::parse_format(&a.format)?;
+    o.deflate = a.deflate;
+    o.shuffle = a.shuffle;
+    if let Some(c) = &a.chunk {
+        o.chunks = gen::parse_chunks(c)?;
+    }
+    if !o.format.is_netcdf4() && (a.deflate.is_some() || a.shuffle || a.chunk.is_some()) {
+        bail!("--deflate, --shuffle and --chunk need --format netcdf4 or netcdf4_classic");
+    }
+    if let Some(l) = a.deflate {
+        if !(0..=9).contains(&l) {
+            bail!("--deflate must be 0..9, got {l}");
+        }
+    }
+    o.scale = a.scale;
+    Ok(o)
+}
+
+fn cmd_gen(a: &GenArgs) -> Result<u8> {
+    let mut o = gen_options(&a.files)?;
+    o.force = a.force;
+    o.sync = !a.no_sync;
+    let mut failed = false;
+    for w in &a.which {
+        let (geo, variant) = match w.as_str() {
+            "partner" | "ipcc_b" => (Geometry::Ipcc, 1),
+            "stl_b" => (Geometry::Stl, 1),
+            other => match Geometry::parse(other) {
+                Some(g) => (g, 0),
+                None => bail!("unknown file '{other}' (ipcc, stl, partner, stl_b)"),
+            },
+        };
+        match gen::generate(geo, variant, &o) {
+            Ok(r) if r.written => println!(
+                "{}: {:.1} MB in {:.2} s ({:.0} MB/s{})",
+                r.path.display(),
+                r.bytes as f64 / 1e6,
+                r.seconds,
+                r.bytes as f64 / 1e6 / r.seconds.max(1e-9),
+                if o.sync { ", synced to disk" } else { ", not synced" }
+            ),
+            Ok(r) => println!("{}: exists ({:.1} MB), kept (use --force to rewrite)", r.path.display(), r.bytes as f64 / 1e6),
+            Err(e) => {
+                eprintln!("nco-bench: error: {e:#}");
+                failed = true;
+            }
+        }
+    }
+    Ok(u8::from(failed))
+}
+
+fn default_bin_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("NCO_RS_BIN_DIR") {
+        return PathBuf::from(d);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cmd_run(a: &RunArgs) -> Result<u8> {
+    let gen = gen_options(&a.files)?;
+    let files = a.nfiles.unwrap_or(if a.full { 32 } else { 4 });
+    if files == 0 {
+        bail!("--nfiles must be at least 1");
+    }
+    if a.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    if let Some(c) = a.pin {
+        let n = cache::cpus_allowed();
+        if c >= n {
+            bail!("--pin {c}: only CPUs 0..{} are available", n - 1);
+        }
+    }
+    let kinds: Vec<Kind> = if a.only.is_empty() {
+        wishlist::ALL.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for s in &a.only {
+            let matched: Vec<Kind> = wishlist::ALL
+                .iter()
+                .copied()
+                .filter(|k| Kind::parse(s) == Some(*k) || (s == k.operator() && !v.contains(k)))
+                .collect();
+            if matched.is_empty() {
+                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 6, 7, 8 or an operator name)");
+            }
+            for k in matched {
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+        }
+        v.sort_by_key(|k| wishlist::ALL.iter().position(|x| x == k));
+        v
+    };
+    let geometry = if a.full && a.geometry == "natural" { "both" } else { a.geometry.as_str() };
+    let mut rows = Vec::new();
+    for k in kinds {
+        let geos: Vec<Geometry> = match geometry {
+            "natural" => vec![k.natural_geometry()],
+            "both" | "all" => vec![Geometry::Ipcc, Geometry::Stl],
+            g => vec![Geometry::parse(g).with_context(|| format!("unknown geometry '{g}' (natural, ipcc, stl, both)"))?],
+        };
+        for g in geos {
+            if k.applies_to(g) {
+                rows.push((k, g));
+            }
+        }
+    }
+    let data_dir = gen.dir.clone();
+    let scratch = a.scratch.clone().unwrap_or_else(|| data_dir.join("scratch"));
+    let opt = run::RunOptions {
+        data_dir,
+        url: a.url.clone(),
+        out_dir: a.out.clone(),
+        scratch,
+        files,
+        repeats: a.repeats,
+        threads: a.threads,
+        cold: a.cold,
+        pin_cpu: a.pin,
+        rows,
+        bin_dir: a.bin_dir.clone().unwrap_or_else(default_bin_dir),
+        nco_dir: a.nco_dir.clone(),
+        with_nco: !a.no_nco,
+        with_cdo: !a.no_cdo,
+        rtol: a.rtol,
+        gen,
+        keep_outputs: a.keep_outputs,
+    };
+    if opt.url.is_none() {
+        gen::ensure_dir(&opt.data_dir)?;
+    }
+    std::fs::create_dir_all(&opt.out_dir)
+        .with_context(|| format!("cannot create the results folder {}", opt.out_dir.display()))?;
+    let rep = run::run_all(&opt)?;
+    let table = report::table(&rep);
+    println!("{table}");
+    let out = &opt.out_dir;
+    run::write_atomic(&out.join("results.txt"), &table)?;
+    run::write_atomic(&out.join("results.csv"), &report::csv(&rep))?;
+    run::write_atomic(&out.join("results.json"), &report::json(&rep))?;
+    run::write_atomic(&out.join("results.svg"), &report::svg(&rep))?;
+    println!("results: {}/results.{{txt,csv,json,svg}}", out.display());
+    if rep.rows.iter().any(|r| r.failed()) {
+        return Ok(1);
+    }
+    if rep.rows.iter().any(|r| r.missing()) && !a.allow_missing {
+        eprintln!("nco-bench: some operators are not built or not installed (exit 3; --allow-missing gives 0)");
+        return Ok(3);
+    }
+    Ok(0)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match &cli.cmd {
+        Cmd::Gen(a) => cmd_gen(a),
+        Cmd::Run(a) => cmd_run(a),
+    };
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("nco-bench: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
