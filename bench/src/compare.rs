@@ -143,3 +143,34 @@ pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> 
         Some(diffs.join("\n"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{generate, GenOptions, Geometry};
+
+    #[test]
+    fn equal_copy_passes_and_the_partner_file_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = GenOptions::new(dir.path().to_path_buf());
+        o.scale = 0.001;
+        o.sync = false;
+        let a = generate(Geometry::Stl, 0, &o).unwrap().path;
+        let b = generate(Geometry::Stl, 1, &o).unwrap().path;
+        let c = dir.path().join("copy.nc");
+        std::fs::copy(&a, &c).unwrap();
+        let tol = Tol { rtol: 1e-5, atol: 1e-6, atol_int: 0.0 };
+        let (a, b, c) = (a.to_str().unwrap(), b.to_str().unwrap(), c.to_str().unwrap());
+        assert_eq!(compare(c, a, tol).unwrap(), None);
+        let d = compare(b, a, tol).unwrap().expect("the partner file differs");
+        assert!(d.contains("d2_00: values differ, max |diff|"), "{d}");
+        // a loose tolerance accepts it
+        let loose = Tol { rtol: 1.0, atol: 10.0, atol_int: 0.0 };
+        let d2 = compare(b, a, loose).unwrap().unwrap_or_default();
+        assert!(!d2.contains("d2_0"), "{d2}");
+        assert_eq!(d2, "global attribute source: text values differ"); // variant 1 says so
+        // a missing output is an error that names the file
+        let e = compare("/nonexistent.nc", a, tol).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot open our output /nonexistent.nc"));
+    }
+}

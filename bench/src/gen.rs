@@ -339,19 +339,53 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether the file at `path` is the one `gen` would write (format, dimensions,
+/// variables, source attribute, and a complete length); the reason when not.
+fn existing_matches(path: &Path, geo: Geometry, opt: &GenOptions, variant: u32) -> std::result::Result<(), String> {
+    let want = build_meta(geo, opt, variant);
+    let ds = nco_core::dataset::Dataset::open(path.to_str().unwrap_or_default()).map_err(|e| e.to_string())?;
+    let m = ds.meta();
+    if m.format != want.format {
+        return Err(format!("format {} instead of {}", m.format.kind_name(), want.format.kind_name()));
+    }
+    if m.dims != want.dims {
+        return Err("dimensions differ (another --scale?)".into());
+    }
+    let names = |m: &Meta| m.vars.iter().map(|v| (v.name.clone(), v.ty, v.dims.clone())).collect::<Vec<_>>();
+    if names(m) != names(&want) {
+        return Err("variables differ".into());
+    }
+    if m.attr("source") != want.attr("source") {
+        return Err("made by another generator version or options".into());
+    }
+    if want.format.is_classic_family() {
+        let data: u64 = want.vars.iter().map(|v| (want.var_len(v) * v.ty.size()) as u64).sum();
+        let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+        if len < data {
+            return Err(format!("truncated ({len} bytes, data alone needs {data})"));
+        }
+    }
+    Ok(())
+}
+
 /// Write `geo`'s file (main file for `variant` 0) into `opt.dir`, unless it exists and
 /// `!opt.force`.
 pub fn generate(geo: Geometry, variant: u32, opt: &GenOptions) -> Result<GenReport> {
     ensure_dir(&opt.dir)?;
     let path = opt.dir.join(file_name(geo, variant));
     if path.exists() && !opt.force {
-        let bytes = std::fs::metadata(&path)?.len();
-        return Ok(GenReport {
-            path,
-            bytes,
-            seconds: 0.0,
-            written: false,
-        });
+        match existing_matches(&path, geo, opt, variant) {
+            Ok(()) => {
+                let bytes = std::fs::metadata(&path)?.len();
+                return Ok(GenReport {
+                    path,
+                    bytes,
+                    seconds: 0.0,
+                    written: false,
+                });
+            }
+            Err(why) => eprintln!("nco-bench: {} will be rewritten: {why}", path.display()),
+        }
     }
     let start = Instant::now();
     let tmp = opt
@@ -501,4 +535,188 @@ pub fn parse_format(s: &str) -> Result<Format> {
         "netcdf4_classic" | "nc4classic" | "7" => Format::Netcdf4Classic,
         _ => bail!("unknown format '{s}' (classic, 64bit_offset, cdf5, netcdf4, netcdf4_classic)"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nco_core::dataset::Dataset;
+
+    const SCALE: f64 = 0.001; // T85: lat 4, lon 8; stl: lat 68, lon 137
+
+    fn opts(dir: &Path) -> GenOptions {
+        let mut o = GenOptions::new(dir.to_path_buf());
+        o.scale = SCALE;
+        o.sync = false;
+        o
+    }
+
+    fn floats(v: Values) -> Vec<f32> {
+        match v {
+            Values::Float(x) => x,
+            other => panic!("expected NC_FLOAT, got {}", other.nc_type()),
+        }
+    }
+
+    #[test]
+    fn scaled_dimensions() {
+        assert_eq!(dims_for(Geometry::Ipcc, 1.0), (8, 32, 128, 256));
+        assert_eq!(dims_for(Geometry::Stl, 1.0), (0, 0, 2160, 4320));
+        assert_eq!(dims_for(Geometry::Ipcc, SCALE), (8, 32, 4, 8));
+        assert_eq!(dims_for(Geometry::Stl, 0.25), (0, 0, 1080, 2160));
+    }
+
+    #[test]
+    fn full_size_metadata_matches_the_spec() {
+        let m = build_meta(Geometry::Ipcc, &GenOptions::new("x".into()), 0);
+        let count = |r: usize| m.vars.iter().filter(|v| v.name.starts_with('d') && v.dims.len() == r && v.ty == NcType::Float).count();
+        assert_eq!([count(0), count(1), count(2), count(3), count(4)], [8, 8, 16, 64, 32]);
+        let data: usize = m.vars.iter().filter(|v| v.ty == NcType::Float).map(|v| m.var_len(v) * 4).sum();
+        assert_eq!(data, 1_142_948_128); // ≈1.1 GB of NC_FLOAT data
+        assert!(m.dims[0].unlimited && m.dims[0].name == "time");
+        assert_eq!(m.var("gw").map(|v| m.shape(v)), Some(vec![128]));
+        let s = build_meta(Geometry::Stl, &GenOptions::new("x".into()), 0);
+        let sdata: usize = s.vars.iter().filter(|v| v.ty == NcType::Float).map(|v| s.var_len(v) * 4).sum();
+        assert_eq!(sdata, 298_598_400);
+        assert_eq!(s.vars.iter().filter(|v| v.ty == NcType::Float).count(), 8);
+    }
+
+    #[test]
+    fn ipcc_file_shapes_types_and_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = generate(Geometry::Ipcc, 0, &opts(dir.path())).unwrap();
+        assert!(r.written);
+        assert_eq!(r.path, dir.path().join("ipcc_dly_T85.nc"));
+        let ds = Dataset::open(r.path.to_str().unwrap()).unwrap();
+        let m = ds.meta();
+        assert_eq!(m.format, Format::Offset64);
+        let dims: Vec<(&str, usize, bool)> = m.dims.iter().map(|d| (d.name.as_str(), d.len, d.unlimited)).collect();
+        assert_eq!(dims, [("time", 8, true), ("lev", 32, false), ("lat", 4, false), ("lon", 8, false)]);
+        assert_eq!(m.vars.len(), 5 + 128);
+        // file size = header + fixed data + 8 records
+        let data: u64 = m.vars.iter().map(|v| (m.var_len(v) * v.ty.size()) as u64).sum();
+        assert!(r.bytes >= data && r.bytes < data + 64 * 1024, "{} vs {data}", r.bytes);
+        // coordinates
+        let lat = ds.read_named("lat").unwrap().unwrap().to_f64_vec().unwrap();
+        assert_eq!(lat, vec![-67.5, -22.5, 22.5, 67.5]);
+        let time = ds.read_named("time").unwrap().unwrap().to_f64_vec().unwrap();
+        assert_eq!(time[0], 0.5);
+        assert_eq!(time[7], 7.5);
+        let gw = ds.read_named("gw").unwrap().unwrap().to_f64_vec().unwrap();
+        assert!((gw.iter().sum::<f64>() - 2.0).abs() < 1e-12);
+        assert_eq!(m.var("lat").unwrap().attr_text("units").as_deref(), Some("degrees_north"));
+        // values at a few indices, k = the data variable's number in file order
+        let k_of = |name: &str| m.var_id(name).unwrap() - m.var_id("d0_00").unwrap();
+        let d4 = floats(ds.read_named("d4_07").unwrap().unwrap());
+        assert_eq!(d4.len(), 8 * 32 * 4 * 8);
+        let k = k_of("d4_07");
+        assert_eq!(k, 8 + 8 + 16 + 64 + 7);
+        for &(t, z, y, x) in &[(0, 0, 0, 0), (7, 31, 3, 7), (3, 10, 2, 5)] {
+            let i = ((t * 32 + z) * 4 + y) * 8 + x;
+            assert_eq!(d4[i], value(k, 0, t, z, y, x, 4, 8), "at {t},{z},{y},{x}");
+        }
+        // the formula itself, by hand at one point: k = 0 (d0_00), scalar
+        let d0 = floats(ds.read_named("d0_00").unwrap().unwrap());
+        let expect = 1.0 + 0.5 * ((0.7f64 * 0.0 + 0.0).sin() * 0.25) + 0.5 * (-67.5f64).to_radians().sin() * 1.0;
+        assert!((f64::from(d0[0]) - expect).abs() < 1e-6, "{} vs {expect}", d0[0]);
+        let d3 = floats(ds.read_named("d3_63").unwrap().unwrap());
+        let k3 = k_of("d3_63");
+        assert_eq!(d3[(5 * 4 + 1) * 8 + 2], value(k3, 0, 5, 0, 1, 2, 4, 8));
+        let d1 = floats(ds.read_named("d1_03").unwrap().unwrap());
+        assert_eq!(d1.len(), 8);
+        // no variable is constant, and offsets differ between variables
+        let mut means = Vec::new();
+        for v in m.vars.iter().filter(|v| v.ty == NcType::Float) {
+            let x = floats(ds.read_named(&v.name).unwrap().unwrap());
+            let (lo, hi) = x.iter().fold((f32::MAX, f32::MIN), |(a, b), &y| (a.min(y), b.max(y)));
+            if !v.dims.is_empty() {
+                assert!(hi > lo, "{} is constant", v.name);
+            }
+            assert!(lo > 0.0, "{} has non-positive values", v.name);
+            means.push(x.iter().map(|&y| f64::from(y)).sum::<f64>() / x.len() as f64);
+        }
+        means.dedup();
+        assert_eq!(means.len(), 128);
+        // nothing left behind
+        let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, vec!["ipcc_dly_T85.nc".to_string()]);
+    }
+
+    #[test]
+    fn stl_file_and_partner_differ_non_trivially() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = opts(dir.path());
+        let a = generate(Geometry::Stl, 0, &o).unwrap();
+        let b = generate(Geometry::Stl, 1, &o).unwrap();
+        assert_eq!(b.path.file_name().unwrap(), "stl_5km_b.nc");
+        let da = Dataset::open(a.path.to_str().unwrap()).unwrap();
+        let db = Dataset::open(b.path.to_str().unwrap()).unwrap();
+        let m = da.meta();
+        assert_eq!(m.dims.iter().map(|d| d.len).collect::<Vec<_>>(), vec![68, 137]);
+        assert_eq!(m.vars.iter().filter(|v| v.ty == NcType::Float).count(), 8);
+        let x = floats(da.read_named("d2_05").unwrap().unwrap());
+        let y = floats(db.read_named("d2_05").unwrap().unwrap());
+        assert_eq!(x[68 * 137 - 1], value(5, 0, 0, 0, 67, 136, 68, 137));
+        let diff: Vec<f32> = x.iter().zip(&y).map(|(p, q)| p - q).collect();
+        let (lo, hi) = diff.iter().fold((f32::MAX, f32::MIN), |(a, b), &d| (a.min(d), b.max(d)));
+        assert!(hi - lo > 0.1, "difference must vary: {lo}..{hi}");
+        // existing files are kept unless forced
+        let again = generate(Geometry::Stl, 0, &o).unwrap();
+        assert!(!again.written);
+    }
+
+    #[test]
+    fn netcdf4_with_chunks_and_deflate() {
+        let _g = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(dir.path());
+        o.format = Format::Netcdf4;
+        o.deflate = Some(1);
+        o.shuffle = true;
+        o.chunks = parse_chunks("lev=8,lat=2").unwrap();
+        let r = generate(Geometry::Ipcc, 0, &o).unwrap();
+        let ds = Dataset::open(r.path.to_str().unwrap()).unwrap();
+        assert_eq!(ds.meta().format, Format::Netcdf4);
+        let v = ds.meta().var("d4_00").unwrap();
+        assert_eq!(v.storage.chunks.as_deref(), Some(&[1, 8, 2, 8][..]));
+        let k = ds.meta().var_id("d4_00").unwrap() - ds.meta().var_id("d0_00").unwrap();
+        let x = floats(ds.read_named("d4_00").unwrap().unwrap());
+        assert_eq!(x[(2 * 32 + 3) * 32 + 9], value(k, 0, 2, 3, 1, 1, 4, 8));
+    }
+
+    #[test]
+    fn failures_are_clear_and_leave_no_file() {
+        // a data folder that cannot be made
+        let e = generate(Geometry::Stl, 0, &GenOptions { dir: "/proc/nco-bench-no".into(), ..opts(Path::new("/")) }).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot create the data folder /proc/nco-bench-no"), "{e:#}");
+        // the final rename fails (a non-empty folder has the file's name): no temp left
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("stl_5km.nc")).unwrap();
+        std::fs::write(dir.path().join("stl_5km.nc/x"), b"x").unwrap();
+        let mut o = opts(dir.path());
+        o.force = true;
+        let e = generate(Geometry::Stl, 0, &o).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot rename"), "{e:#}");
+        let left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(left, vec!["stl_5km.nc".to_string()]);
+        // a truncated or foreign file under the final name is rewritten, not trusted
+        let dir2 = tempfile::tempdir().unwrap();
+        let o2 = opts(dir2.path());
+        let good = generate(Geometry::Stl, 0, &o2).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&good.path).unwrap();
+        f.set_len(good.bytes / 2).unwrap();
+        drop(f);
+        let again = generate(Geometry::Stl, 0, &o2).unwrap();
+        assert!(again.written, "a truncated file must be rewritten");
+        assert_eq!(again.bytes, good.bytes);
+        let mut other = opts(dir2.path());
+        other.scale = 0.002;
+        assert!(generate(Geometry::Stl, 0, &other).unwrap().written, "another scale must be rewritten");
+        // option parsing
+        assert!(parse_chunks("lat=0").is_err());
+        assert!(parse_chunks("lat").is_err());
+        assert_eq!(parse_chunks("lat=4,lon/8").unwrap(), vec![("lat".to_string(), 4), ("lon".to_string(), 8)]);
+        assert_eq!(parse_format("64bit_offset").unwrap(), Format::Offset64);
+        assert!(parse_format("hdf9").is_err());
+    }
 }

@@ -142,6 +142,8 @@ pub struct RunInfo {
     pub pin_cpu: Option<usize>,
     /// Repeats per tool per row.
     pub repeats: usize,
+    /// Repeats for CDO.
+    pub cdo_repeats: usize,
     /// Files for multi-file rows.
     pub files: usize,
     /// Size factor of the generated files.
@@ -189,8 +191,9 @@ pub fn table(rep: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "nco-bench: {} repeats per tool (median quoted), {} files for multi-file rows, scale {}, {} cache, threads {}, {}",
+        "nco-bench: {} repeats per tool (median quoted; CDO {}), {} files for multi-file rows, scale {}, {} cache, threads {}, {}",
         i.repeats,
+        i.cdo_repeats,
         i.files,
         i.scale,
         i.cache,
@@ -506,6 +509,7 @@ pub(crate) mod tests {
                 threads: None,
                 pin_cpu: None,
                 repeats: 3,
+                cdo_repeats: 1,
                 files: 4,
                 scale: 1.0,
                 source: "data".into(),

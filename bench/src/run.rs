@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub files: usize,
     /// Repeats per tool per row.
     pub repeats: usize,
+    /// Repeats for CDO (informational; its station row reads the whole file per call).
+    pub cdo_repeats: usize,
     /// `-t N` for NCO and us, `-P N` for CDO.
     pub threads: Option<usize>,
     /// Evict inputs from the page cache before every measured run.
@@ -324,7 +326,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         }
     }
     // Alternate: ours first on even repeats, NCO first on odd ones; CDO last.
-    for rep in 0..opt.repeats {
+    for rep in 0..opt.repeats.max(opt.cdo_repeats) {
         let mut order: Vec<usize> = (0..sides.len()).collect();
         order.sort_by_key(|&i| match (sides[i].tool, rep % 2) {
             (Tool::Ours, 0) | (Tool::Nco, 1) => 0,
@@ -332,6 +334,12 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             _ => 1,
         });
         for i in order {
+            if sides[i].tool == Tool::Cdo && rep >= opt.cdo_repeats {
+                continue;
+            }
+            if sides[i].tool != Tool::Cdo && rep >= opt.repeats {
+                continue;
+            }
             if sides[i].failed.is_none() {
                 run_side(&mut sides[i], &plan.inputs, opt, launch);
             }
@@ -515,6 +523,7 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
         threads: opt.threads,
         pin_cpu: opt.pin_cpu,
         repeats: opt.repeats,
+        cdo_repeats: opt.cdo_repeats,
         files: opt.files,
         scale: opt.gen.scale,
         source: match &src {
