@@ -11,7 +11,9 @@ mod gen;
 mod proc;
 mod report;
 mod run;
+mod sweep;
 mod wishlist;
+mod xsect;
 
 /// Tests that spawn processes or use libnetcdf run one at a time (HDF5 is not
 /// thread-safe and forked children inherit its open files).
@@ -35,11 +37,146 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once
 enum Cmd {
     /// Write the benchmark files (ipcc_dly_T85.nc ~1.1 GB, stl_5km.nc ~300 MB).
     Gen(GenArgs),
     /// Run the operator wishlist against NCO (and CDO), writing table, CSV, JSON and SVG.
     Run(RunArgs),
+    /// I/O study: nctime-like cross sections for every format and type (CSV on stdout).
+    Xsect(XsectArgs),
+    /// I/O study: the AR4 chunking sweep, tst_ar4 columns (TSV on stdout).
+    Sweep(SweepArgs),
+    /// (internal) one measured reader of the sweep.
+    #[command(hide = true)]
+    SweepProbe {
+        file: String,
+        mode: String,
+        cache: usize,
+        stride: usize,
+    },
+}
+
+#[derive(Args, Debug)]
+struct XsectArgs {
+    /// Edge lengths d0,d1,d2,d3.
+    #[arg(long, default_value = "10,20,30,40")]
+    shape: String,
+    /// Make d0 a fixed dimension (default: the record dimension).
+    #[arg(long)]
+    fixed: bool,
+    /// Formats (comma list).
+    #[arg(long, default_value = "classic,64bit_offset,cdf5,netcdf4,netcdf4_classic")]
+    format: String,
+    /// Types (comma list).
+    #[arg(long, default_value = "byte,char,short,int,float,double")]
+    types: String,
+    /// Batch threshold in seconds.
+    #[arg(long, default_value_t = 0.1)]
+    min_time: f64,
+    /// Cap on repetitions per batch.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_reps: u64,
+    /// Evict the file before the first call of every cross section.
+    #[arg(long)]
+    cold: bool,
+    /// netCDF-4 chunk sizes c0,c1,c2,c3 (default: library default).
+    #[arg(long)]
+    chunking: Option<String>,
+    /// netCDF-4 deflate level.
+    #[arg(long)]
+    deflate: Option<i32>,
+    /// netCDF-4 shuffle.
+    #[arg(long)]
+    shuffle: bool,
+    /// Folder for the files (default: <data>/xsect).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// Records of pr(time,128,256) (1560 in the AR4 file).
+    #[arg(long, default_value_t = 1560)]
+    records: usize,
+    /// Chunk shapes separated by ';' (0,0,0 = the classic baseline).
+    #[arg(long, default_value = "0,0,0;1,128,256;16,32,64;32,64,128;64,128,256;7,8,18;224,48,97")]
+    shapes: String,
+    /// Chunk-cache sizes in MiB (comma list).
+    #[arg(long, default_value = "1,16")]
+    caches: String,
+    /// Deflate levels (comma list; 0 = none).
+    #[arg(long, default_value = "0")]
+    deflate: String,
+    /// Shuffle with deflate.
+    #[arg(long)]
+    shuffle: bool,
+    /// Series mode reads every k-th lat and lon.
+    #[arg(long, default_value_t = 8)]
+    ser_stride: usize,
+    /// Warm cache (default: evict before every probe).
+    #[arg(long)]
+    warm: bool,
+    /// Pin the probes to this CPU.
+    #[arg(long)]
+    pin: Option<usize>,
+    /// Folder for the files (default: <data>/sweep).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+fn default_data() -> PathBuf {
+    std::env::var_os("DATA").map_or_else(|| PathBuf::from("data"), PathBuf::from)
+}
+
+fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+    s.split(',')
+        .filter(|x| !x.is_empty())
+        .map(|x| x.trim().parse::<T>().map_err(|_| anyhow::anyhow!("bad {what} '{x}'")))
+        .collect()
+}
+
+fn cmd_xsect(a: &XsectArgs) -> Result<u8> {
+    let d: Vec<usize> = list(&a.shape, "--shape length")?;
+    if d.len() != 4 || d.contains(&0) {
+        bail!("--shape needs four lengths >= 1");
+    }
+    let chunks = match &a.chunking {
+        Some(c) => Some(list::<usize>(c, "chunk length")?),
+        None => None,
+    };
+    let opt = xsect::XsectOptions {
+        shape: [d[0], d[1], d[2], d[3]],
+        record: !a.fixed,
+        formats: a.format.split(',').map(gen::parse_format).collect::<Result<_>>()?,
+        types: a.types.split(',').map(xsect::parse_type).collect::<Result<_>>()?,
+        min_time: a.min_time,
+        max_reps: a.max_reps.max(1),
+        cold: a.cold,
+        chunks,
+        deflate: a.deflate,
+        shuffle: a.shuffle,
+        dir: a.dir.clone().unwrap_or_else(|| default_data().join("xsect")),
+    };
+    print!("{}", xsect::run(&opt)?);
+    Ok(0)
+}
+
+fn cmd_sweep(a: &SweepArgs) -> Result<u8> {
+    let opt = sweep::SweepOptions {
+        records: a.records.max(1),
+        shapes: sweep::parse_shapes(&a.shapes)?,
+        caches: list::<f64>(&a.caches, "cache size")?.iter().map(|m| (m * 1_048_576.0) as usize).collect(),
+        deflates: list(&a.deflate, "deflate level")?,
+        shuffle: a.shuffle,
+        ser_stride: a.ser_stride.max(1),
+        cold: !a.warm,
+        dir: a.dir.clone().unwrap_or_else(|| default_data().join("sweep")),
+        pin: a.pin,
+    };
+    let exe = std::env::current_exe().context("cannot find the nco-bench executable")?;
+    print!("{}", sweep::run(&opt, &exe)?);
+    Ok(0)
 }
 
 #[derive(Args, Debug, Clone)]
@@ -326,6 +463,14 @@ fn main() -> ExitCode {
     let r = match &cli.cmd {
         Cmd::Gen(a) => cmd_gen(a),
         Cmd::Run(a) => cmd_run(a),
+        Cmd::Xsect(a) => cmd_xsect(a),
+        Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::SweepProbe { file, mode, cache, stride } => {
+            sweep::probe(file, mode, *cache, *stride).map(|line| {
+                println!("{line}");
+                0
+            })
+        }
     };
     match r {
         Ok(code) => ExitCode::from(code),

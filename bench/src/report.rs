@@ -101,6 +101,8 @@ pub struct Row {
     pub speedup_vs_nco: Option<f64>,
     /// CDO wall / our wall.
     pub speedup_vs_cdo: Option<f64>,
+    /// NCO CPU (user+sys) / our CPU: steadier than wall on a loaded machine.
+    pub cpu_speedup_vs_nco: Option<f64>,
     /// Check of our output against NCO's.
     pub check: Check,
     /// First differences or the reason for not comparing.
@@ -132,6 +134,11 @@ pub struct RunInfo {
     pub date: String,
     /// Host name and kernel.
     pub host: String,
+    /// Load averages (1, 5, 15 min) when the run started and ended: other work on the
+    /// machine inflates wall times (CPU times much less).
+    pub load_start: String,
+    /// Load averages at the end.
+    pub load_end: String,
     /// CPUs available.
     pub cpus: usize,
     /// Warm or cold page cache, with the method.
@@ -201,13 +208,14 @@ pub fn table(rep: &Report) -> String {
         i.pin_cpu.map_or("not pinned".into(), |c| format!("pinned to CPU {c}")),
     );
     let _ = writeln!(s, "host {} ({} CPUs), {}; {}; {}", i.host, i.cpus, i.date, i.nco_version, i.cdo_version);
+    let _ = writeln!(s, "load average at start {}, at end {} (other work inflates wall times; the CPU speed-up is steadier)", i.load_start, i.load_end);
     let _ = writeln!(
         s,
-        "times are wall seconds; speed-up = other tool's wall / ours (>1 = nco-rs faster); RSS = peak resident MB of the child (floor {} MB: /bin/true)",
+        "times are wall seconds; vs NCO = NCO wall / ours (>1 = nco-rs faster), cpu = the same for user+sys; RSS = peak resident MB of the child, mapped file pages included (floor {} MB: /bin/true)",
         mb(i.baseline_rss)
     );
     let header = [
-        "#", "operation", "file", "ours s", "user", "sys", "RSS", "NCO s", "user", "sys", "RSS", "vs NCO", "CDO s",
+        "#", "operation", "file", "ours s", "user", "sys", "RSS", "NCO s", "user", "sys", "RSS", "vs NCO", "cpu", "CDO s",
         "vs CDO", "I/O floor", "check",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
@@ -233,6 +241,7 @@ pub fn table(rep: &Report) -> String {
             ns,
             nrss,
             ratio(r.speedup_vs_nco),
+            ratio(r.cpu_speedup_vs_nco),
             r.cdo.cell(),
             ratio(r.speedup_vs_cdo),
             r.io_floor.map_or("-".into(), |f| format!("{f:.2}")),
@@ -298,7 +307,7 @@ pub fn csv(rep: &Report) -> String {
         "id,operation,operator,geometry,inputs,cache,threads,repeats,\
 ours_state,ours_wall_s,ours_user_s,ours_sys_s,ours_maxrss_bytes,ours_inblock_bytes,\
 nco_state,nco_wall_s,nco_user_s,nco_sys_s,nco_maxrss_bytes,nco_inblock_bytes,\
-cdo_state,cdo_wall_s,speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command\n",
+cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command\n",
     );
     let state = |t: &ToolRuns| serde_json::to_value(&t.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
     let m = |t: &ToolRuns| -> [String; 5] {
@@ -342,6 +351,7 @@ cdo_state,cdo_wall_s,speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,co
             state(&r.cdo),
             opt(r.cdo.wall()),
             opt(r.speedup_vs_nco),
+            opt(r.cpu_speedup_vs_nco),
             opt(r.speedup_vs_cdo),
             opt(r.io_floor),
             check,
@@ -480,6 +490,7 @@ pub(crate) mod tests {
             cdo: ToolRuns::absent(State::NoEquivalent, "no CDO equivalent"),
             speedup_vs_nco: Some(4.0),
             speedup_vs_cdo: None,
+            cpu_speedup_vs_nco: Some(3.0),
             check: Check::Equal,
             check_detail: String::new(),
             rtol: 1e-5,
@@ -504,6 +515,8 @@ pub(crate) mod tests {
             info: RunInfo {
                 date: "2026-01-01T00:00:00Z".into(),
                 host: "test".into(),
+                load_start: "0.10 0.20 0.30".into(),
+                load_end: "0.40 0.50 0.60".into(),
                 cpus: 2,
                 cache: "warm".into(),
                 threads: None,
@@ -549,9 +562,9 @@ pub(crate) mod tests {
         assert_eq!(lines.len(), 4);
         let header: Vec<&str> = lines[0].split(',').collect();
         assert_eq!(header[0], "id");
-        assert_eq!(header.len(), 29);
+        assert_eq!(header.len(), 30);
         assert!(lines[1].starts_with("1,ncwa average all variables to scalars,ncwa,ipcc_dly_T85,1,warm,default,3,ok,2.0000,1.6000,0.1000,50000000,0,ok,8.0000"));
-        assert!(lines[1].contains(",4.0000,"));
+        assert!(lines[1].contains(",4.0000,3.0000,"));
         assert!(lines[1].ends_with(",equal,1e-5,1e-6,ncwa -O in.nc out.nc"));
         assert!(lines[2].contains(",not_built,,,,,,ok,"));
         assert!(lines[2].ends_with("\"ncra -O a.nc, b.nc out.nc\""));

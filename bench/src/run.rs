@@ -261,6 +261,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         cdo: ToolRuns::absent(State::Skipped, ""),
         speedup_vs_nco: None,
         speedup_vs_cdo: None,
+        cpu_speedup_vs_nco: None,
         check: Check::NotCompared,
         check_detail: String::new(),
         rtol,
@@ -356,6 +357,10 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     if let (Some(o), Some(n)) = (row.ours.wall(), row.nco.wall()) {
         row.speedup_vs_nco = Some(n / o.max(1e-9));
     }
+    let cpu = |t: &ToolRuns| t.wall().and(t.median.as_ref()).map(|m| m.user + m.sys);
+    if let (Some(o), Some(n)) = (cpu(&row.ours), cpu(&row.nco)) {
+        row.cpu_speedup_vs_nco = Some(n / o.max(1e-9));
+    }
     if let (Some(o), Some(c)) = (row.ours.wall(), row.cdo.wall()) {
         row.speedup_vs_cdo = Some(c / o.max(1e-9));
     }
@@ -406,6 +411,12 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         }
     }
     row
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn host_line() -> String {
@@ -512,6 +523,8 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
     let info = RunInfo {
         date: utc_now(),
         host: host_line(),
+        load_start: loadavg(),
+        load_end: String::new(),
         cpus: cache::cpus_allowed(),
         cache: if opt.url.is_some() {
             "remote (OPeNDAP)".into()
@@ -560,5 +573,7 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
         );
         rows.push(row);
     }
+    let mut info = info;
+    info.load_end = loadavg();
     Ok(Report { info, rows })
 }
