@@ -15,7 +15,8 @@ use anyhow::{Context, Result};
 /// Returns the bytes still resident afterwards (0 when eviction worked).
 pub fn evict(path: &Path) -> Result<u64> {
     for attempt in 0..2 {
-        let f = File::open(path).with_context(|| format!("cannot open {} to evict it", path.display()))?;
+        let f = File::open(path)
+            .with_context(|| format!("cannot open {} to evict it", path.display()))?;
         // SAFETY: plain syscalls on a file descriptor we own for the duration of the calls.
         unsafe {
             libc::fdatasync(f.as_raw_fd());

@@ -37,7 +37,11 @@ fn values_close(a: &Values, b: &Values, t: Tol) -> Option<String> {
         return Some(format!("{} values vs {}", a.len(), b.len()));
     }
     let is_int = !matches!(b, Values::Float(_) | Values::Double(_));
-    let (atol, rtol) = if is_int { (t.atol_int, 0.0) } else { (t.atol, t.rtol) };
+    let (atol, rtol) = if is_int {
+        (t.atol_int, 0.0)
+    } else {
+        (t.atol, t.rtol)
+    };
     match (a.to_f64_vec(), b.to_f64_vec()) {
         (Some(x), Some(y)) => {
             let mut worst: Option<(usize, f64)> = None;
@@ -59,12 +63,16 @@ fn values_close(a: &Values, b: &Values, t: Tol) -> Option<String> {
 /// differences (up to 5), one per line.
 pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> {
     let a = Dataset::open(ours).with_context(|| format!("cannot open our output {ours}"))?;
-    let b = Dataset::open(reference).with_context(|| format!("cannot open NCO's output {reference}"))?;
+    let b = Dataset::open(reference)
+        .with_context(|| format!("cannot open NCO's output {reference}"))?;
     let (ma, mb) = (a.meta(), b.meta());
     let mut diffs: Vec<String> = Vec::new();
     let dims = |m: &nco_core::model::Meta| {
-        let mut d: Vec<(String, usize, bool)> =
-            m.dims.iter().map(|d| (d.name.clone(), d.len, d.unlimited)).collect();
+        let mut d: Vec<(String, usize, bool)> = m
+            .dims
+            .iter()
+            .map(|d| (d.name.clone(), d.len, d.unlimited))
+            .collect();
         d.sort();
         d
     };
@@ -91,7 +99,10 @@ pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> 
         .map(|v| v.name.as_str())
         .collect();
     if !extra.is_empty() {
-        diffs.push(format!("variables not in NCO's output: {}", extra.join(", ")));
+        diffs.push(format!(
+            "variables not in NCO's output: {}",
+            extra.join(", ")
+        ));
     }
     for (ib, vb) in mb.vars.iter().enumerate() {
         let Some(ia) = ma.var_id(&vb.name) else {
@@ -100,7 +111,10 @@ pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> 
         };
         let va = &ma.vars[ia];
         let names = |m: &nco_core::model::Meta, v: &nco_core::model::Var| {
-            v.dims.iter().map(|&d| m.dims[d].name.clone()).collect::<Vec<_>>()
+            v.dims
+                .iter()
+                .map(|&d| m.dims[d].name.clone())
+                .collect::<Vec<_>>()
         };
         if va.ty != vb.ty {
             diffs.push(format!("{}: type {} vs NCO {}", vb.name, va.ty, vb.ty));
@@ -127,8 +141,12 @@ pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> 
                 }
             }
         }
-        let xa = a.read_all(ia).with_context(|| format!("reading {} from {ours}", vb.name))?;
-        let xb = b.read_all(ib).with_context(|| format!("reading {} from {reference}", vb.name))?;
+        let xa = a
+            .read_all(ia)
+            .with_context(|| format!("reading {} from {ours}", vb.name))?;
+        let xb = b
+            .read_all(ib)
+            .with_context(|| format!("reading {} from {reference}", vb.name))?;
         if let Some(d) = values_close(&xa, &xb, tol) {
             diffs.push(format!("{}: values differ, {d}", vb.name));
         }
@@ -159,17 +177,31 @@ mod tests {
         let b = generate(Geometry::Stl, 1, &o).unwrap().path;
         let c = dir.path().join("copy.nc");
         std::fs::copy(&a, &c).unwrap();
-        let tol = Tol { rtol: 1e-5, atol: 1e-6, atol_int: 0.0 };
-        let (a, b, c) = (a.to_str().unwrap(), b.to_str().unwrap(), c.to_str().unwrap());
+        let tol = Tol {
+            rtol: 1e-5,
+            atol: 1e-6,
+            atol_int: 0.0,
+        };
+        let (a, b, c) = (
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+        );
         assert_eq!(compare(c, a, tol).unwrap(), None);
-        let d = compare(b, a, tol).unwrap().expect("the partner file differs");
+        let d = compare(b, a, tol)
+            .unwrap()
+            .expect("the partner file differs");
         assert!(d.contains("d2_00: values differ, max |diff|"), "{d}");
         // a loose tolerance accepts it
-        let loose = Tol { rtol: 1.0, atol: 10.0, atol_int: 0.0 };
+        let loose = Tol {
+            rtol: 1.0,
+            atol: 10.0,
+            atol_int: 0.0,
+        };
         let d2 = compare(b, a, loose).unwrap().unwrap_or_default();
         assert!(!d2.contains("d2_0"), "{d2}");
         assert_eq!(d2, "global attribute source: text values differ"); // variant 1 says so
-        // a missing output is an error that names the file
+                                                                       // a missing output is an error that names the file
         let e = compare("/nonexistent.nc", a, tol).unwrap_err();
         assert!(format!("{e:#}").contains("cannot open our output /nonexistent.nc"));
     }

@@ -147,7 +147,16 @@ fn coefs(k: usize, variant: u32) -> Coefs {
 /// `(t, z, y, x)` (0 for absent dimensions) on an `nlat × nlon` grid, for `variant`:
 /// `off + amp·(sin(φ_y)·cos(2πx/nlon + phase) + 0.25·sin(0.7t + 0.3z + phase))` where
 /// `φ_y` is the latitude of row `y`. Computed in f64, stored as f32.
-pub fn value(k: usize, variant: u32, t: usize, z: usize, y: usize, x: usize, nlat: usize, nlon: usize) -> f32 {
+pub fn value(
+    k: usize,
+    variant: u32,
+    t: usize,
+    z: usize,
+    y: usize,
+    x: usize,
+    nlat: usize,
+    nlon: usize,
+) -> f32 {
     let c = coefs(k, variant);
     let a = c.amp * lat_deg(y, nlat).to_radians().sin();
     let b = (2.0 * PI * x as f64 / nlon as f64 + c.phase).cos();
@@ -164,7 +173,15 @@ fn lon_deg(x: usize, nlon: usize) -> f64 {
 }
 
 /// Fill one horizontal slab `[lat,lon]` of variable `k` at `(t, z)`, in parallel rows.
-fn fill_slab(out: &mut [f32], k: usize, variant: u32, t: usize, z: usize, nlat: usize, nlon: usize) {
+fn fill_slab(
+    out: &mut [f32],
+    k: usize,
+    variant: u32,
+    t: usize,
+    z: usize,
+    nlat: usize,
+    nlon: usize,
+) {
     let c = coefs(k, variant);
     let bx: Vec<f64> = (0..nlon)
         .map(|x| (2.0 * PI * x as f64 / nlon as f64 + c.phase).cos())
@@ -204,7 +221,10 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
     m.attrs.push(text("title", title));
     m.attrs.push(text(
         "source",
-        &format!("nco-bench gen (generator version 1, variant {variant}, scale {})", opt.scale),
+        &format!(
+            "nco-bench gen (generator version 1, variant {variant}, scale {})",
+            opt.scale
+        ),
     ));
     let mut dim = |name: &str, len: usize, unlimited: bool| {
         m.dims.push(Dim {
@@ -246,13 +266,19 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
         "lat",
         NcType::Double,
         d_lat,
-        vec![text("long_name", "latitude"), text("units", "degrees_north")],
+        vec![
+            text("long_name", "latitude"),
+            text("units", "degrees_north"),
+        ],
     ));
     m.vars.push(coord(
         "lon",
         NcType::Double,
         d_lon,
-        vec![text("long_name", "longitude"), text("units", "degrees_east")],
+        vec![
+            text("long_name", "longitude"),
+            text("units", "degrees_east"),
+        ],
     ));
     let groups: Vec<(u8, usize, Vec<usize>)> = match geo {
         Geometry::Ipcc => {
@@ -281,7 +307,11 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
                     .iter()
                     .map(|&d| {
                         let dd = &dims_now[d];
-                        let want = opt.chunks.iter().find(|(nm, _)| *nm == dd.name).map(|c| c.1);
+                        let want = opt
+                            .chunks
+                            .iter()
+                            .find(|(nm, _)| *nm == dd.name)
+                            .map(|c| c.1);
                         let full = if dd.unlimited { 1 } else { dd.len };
                         want.unwrap_or(full).clamp(1, dd.len.max(1))
                     })
@@ -341,17 +371,32 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 
 /// Whether the file at `path` is the one `gen` would write (format, dimensions,
 /// variables, source attribute, and a complete length); the reason when not.
-fn existing_matches(path: &Path, geo: Geometry, opt: &GenOptions, variant: u32) -> std::result::Result<(), String> {
+fn existing_matches(
+    path: &Path,
+    geo: Geometry,
+    opt: &GenOptions,
+    variant: u32,
+) -> std::result::Result<(), String> {
     let want = build_meta(geo, opt, variant);
-    let ds = nco_core::dataset::Dataset::open(path.to_str().unwrap_or_default()).map_err(|e| e.to_string())?;
+    let ds = nco_core::dataset::Dataset::open(path.to_str().unwrap_or_default())
+        .map_err(|e| e.to_string())?;
     let m = ds.meta();
     if m.format != want.format {
-        return Err(format!("format {} instead of {}", m.format.kind_name(), want.format.kind_name()));
+        return Err(format!(
+            "format {} instead of {}",
+            m.format.kind_name(),
+            want.format.kind_name()
+        ));
     }
     if m.dims != want.dims {
         return Err("dimensions differ (another --scale?)".into());
     }
-    let names = |m: &Meta| m.vars.iter().map(|v| (v.name.clone(), v.ty, v.dims.clone())).collect::<Vec<_>>();
+    let names = |m: &Meta| {
+        m.vars
+            .iter()
+            .map(|v| (v.name.clone(), v.ty, v.dims.clone()))
+            .collect::<Vec<_>>()
+    };
     if names(m) != names(&want) {
         return Err("variables differ".into());
     }
@@ -359,7 +404,11 @@ fn existing_matches(path: &Path, geo: Geometry, opt: &GenOptions, variant: u32) 
         return Err("made by another generator version or options".into());
     }
     if want.format.is_classic_family() {
-        let data: u64 = want.vars.iter().map(|v| (want.var_len(v) * v.ty.size()) as u64).sum();
+        let data: u64 = want
+            .vars
+            .iter()
+            .map(|v| (want.var_len(v) * v.ty.size()) as u64)
+            .sum();
         let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
         if len < data {
             return Err(format!("truncated ({len} bytes, data alone needs {data})"));
@@ -388,9 +437,11 @@ pub fn generate(geo: Geometry, variant: u32, opt: &GenOptions) -> Result<GenRepo
         }
     }
     let start = Instant::now();
-    let tmp = opt
-        .dir
-        .join(format!(".{}.pid{}.tmp", file_name(geo, variant), std::process::id()));
+    let tmp = opt.dir.join(format!(
+        ".{}.pid{}.tmp",
+        file_name(geo, variant),
+        std::process::id()
+    ));
     let mut guard = TmpGuard(Some(tmp.clone()));
     let tmp_s = tmp.to_str().context("data folder path is not UTF-8")?;
     let meta = build_meta(geo, opt, variant);
@@ -402,26 +453,48 @@ pub fn generate(geo: Geometry, variant: u32, opt: &GenOptions) -> Result<GenRepo
     // Coordinates.
     let mut vi = 0;
     if geo == Geometry::Ipcc {
-        out.write(vi, 0, &Values::Double((0..nt).map(|t| t as f64 + 0.5).collect()))
-            .with_context(ctx)?;
+        out.write(
+            vi,
+            0,
+            &Values::Double((0..nt).map(|t| t as f64 + 0.5).collect()),
+        )
+        .with_context(ctx)?;
         out.write(
             vi + 1,
             0,
-            &Values::Double((0..nz).map(|z| 1000.0 * (z as f64 + 1.0) / nz as f64).collect()),
+            &Values::Double(
+                (0..nz)
+                    .map(|z| 1000.0 * (z as f64 + 1.0) / nz as f64)
+                    .collect(),
+            ),
         )
         .with_context(ctx)?;
         vi += 2;
     }
-    out.write(vi, 0, &Values::Double((0..nlat).map(|y| lat_deg(y, nlat)).collect()))
-        .with_context(ctx)?;
-    out.write(vi + 1, 0, &Values::Double((0..nlon).map(|x| lon_deg(x, nlon)).collect()))
-        .with_context(ctx)?;
+    out.write(
+        vi,
+        0,
+        &Values::Double((0..nlat).map(|y| lat_deg(y, nlat)).collect()),
+    )
+    .with_context(ctx)?;
+    out.write(
+        vi + 1,
+        0,
+        &Values::Double((0..nlon).map(|x| lon_deg(x, nlon)).collect()),
+    )
+    .with_context(ctx)?;
     vi += 2;
     if geo == Geometry::Ipcc {
-        let c: Vec<f64> = (0..nlat).map(|y| lat_deg(y, nlat).to_radians().cos()).collect();
+        let c: Vec<f64> = (0..nlat)
+            .map(|y| lat_deg(y, nlat).to_radians().cos())
+            .collect();
         let s: f64 = c.iter().sum();
-        out.write(vi, 0, &Values::Double(c.iter().map(|w| 2.0 * w / s).collect()))
-            .with_context(ctx)?;
+        out.write(
+            vi,
+            0,
+            &Values::Double(c.iter().map(|w| 2.0 * w / s).collect()),
+        )
+        .with_context(ctx)?;
         vi += 1;
     }
     debug_assert_eq!(vi, first_data_var(&meta));
@@ -447,7 +520,8 @@ pub fn generate(geo: Geometry, variant: u32, opt: &GenOptions) -> Result<GenRepo
         match (geo, rank) {
             (_, 0) => {
                 let v = value(k, variant, 0, 0, 0, 0, nlat, nlon);
-                out.write(id, 0, &Values::Float(vec![v])).with_context(ctx)?;
+                out.write(id, 0, &Values::Float(vec![v]))
+                    .with_context(ctx)?;
                 pb.inc(1);
             }
             (_, 2) => {
@@ -466,7 +540,8 @@ pub fn generate(geo: Geometry, variant: u32, opt: &GenOptions) -> Result<GenRepo
                 match rank {
                     1 => {
                         let v = value(k, variant, t, 0, 0, 0, nlat, nlon);
-                        out.write(id, t, &Values::Float(vec![v])).with_context(ctx)?;
+                        out.write(id, t, &Values::Float(vec![v]))
+                            .with_context(ctx)?;
                     }
                     3 => {
                         let mut buf = vec![0f32; plane];
@@ -569,14 +644,32 @@ mod tests {
     #[test]
     fn full_size_metadata_matches_the_spec() {
         let m = build_meta(Geometry::Ipcc, &GenOptions::new("x".into()), 0);
-        let count = |r: usize| m.vars.iter().filter(|v| v.name.starts_with('d') && v.dims.len() == r && v.ty == NcType::Float).count();
-        assert_eq!([count(0), count(1), count(2), count(3), count(4)], [8, 8, 16, 64, 32]);
-        let data: usize = m.vars.iter().filter(|v| v.ty == NcType::Float).map(|v| m.var_len(v) * 4).sum();
+        let count = |r: usize| {
+            m.vars
+                .iter()
+                .filter(|v| v.name.starts_with('d') && v.dims.len() == r && v.ty == NcType::Float)
+                .count()
+        };
+        assert_eq!(
+            [count(0), count(1), count(2), count(3), count(4)],
+            [8, 8, 16, 64, 32]
+        );
+        let data: usize = m
+            .vars
+            .iter()
+            .filter(|v| v.ty == NcType::Float)
+            .map(|v| m.var_len(v) * 4)
+            .sum();
         assert_eq!(data, 1_142_948_128); // ≈1.1 GB of NC_FLOAT data
         assert!(m.dims[0].unlimited && m.dims[0].name == "time");
         assert_eq!(m.var("gw").map(|v| m.shape(v)), Some(vec![128]));
         let s = build_meta(Geometry::Stl, &GenOptions::new("x".into()), 0);
-        let sdata: usize = s.vars.iter().filter(|v| v.ty == NcType::Float).map(|v| s.var_len(v) * 4).sum();
+        let sdata: usize = s
+            .vars
+            .iter()
+            .filter(|v| v.ty == NcType::Float)
+            .map(|v| s.var_len(v) * 4)
+            .sum();
         assert_eq!(sdata, 298_598_400);
         assert_eq!(s.vars.iter().filter(|v| v.ty == NcType::Float).count(), 8);
     }
@@ -590,21 +683,49 @@ mod tests {
         let ds = Dataset::open(r.path.to_str().unwrap()).unwrap();
         let m = ds.meta();
         assert_eq!(m.format, Format::Offset64);
-        let dims: Vec<(&str, usize, bool)> = m.dims.iter().map(|d| (d.name.as_str(), d.len, d.unlimited)).collect();
-        assert_eq!(dims, [("time", 8, true), ("lev", 32, false), ("lat", 4, false), ("lon", 8, false)]);
+        let dims: Vec<(&str, usize, bool)> = m
+            .dims
+            .iter()
+            .map(|d| (d.name.as_str(), d.len, d.unlimited))
+            .collect();
+        assert_eq!(
+            dims,
+            [
+                ("time", 8, true),
+                ("lev", 32, false),
+                ("lat", 4, false),
+                ("lon", 8, false)
+            ]
+        );
         assert_eq!(m.vars.len(), 5 + 128);
         // file size = header + fixed data + 8 records
-        let data: u64 = m.vars.iter().map(|v| (m.var_len(v) * v.ty.size()) as u64).sum();
-        assert!(r.bytes >= data && r.bytes < data + 64 * 1024, "{} vs {data}", r.bytes);
+        let data: u64 = m
+            .vars
+            .iter()
+            .map(|v| (m.var_len(v) * v.ty.size()) as u64)
+            .sum();
+        assert!(
+            r.bytes >= data && r.bytes < data + 64 * 1024,
+            "{} vs {data}",
+            r.bytes
+        );
         // coordinates
         let lat = ds.read_named("lat").unwrap().unwrap().to_f64_vec().unwrap();
         assert_eq!(lat, vec![-67.5, -22.5, 22.5, 67.5]);
-        let time = ds.read_named("time").unwrap().unwrap().to_f64_vec().unwrap();
+        let time = ds
+            .read_named("time")
+            .unwrap()
+            .unwrap()
+            .to_f64_vec()
+            .unwrap();
         assert_eq!(time[0], 0.5);
         assert_eq!(time[7], 7.5);
         let gw = ds.read_named("gw").unwrap().unwrap().to_f64_vec().unwrap();
         assert!((gw.iter().sum::<f64>() - 2.0).abs() < 1e-12);
-        assert_eq!(m.var("lat").unwrap().attr_text("units").as_deref(), Some("degrees_north"));
+        assert_eq!(
+            m.var("lat").unwrap().attr_text("units").as_deref(),
+            Some("degrees_north")
+        );
         // values at a few indices, k = the data variable's number in file order
         let k_of = |name: &str| m.var_id(name).unwrap() - m.var_id("d0_00").unwrap();
         let d4 = floats(ds.read_named("d4_07").unwrap().unwrap());
@@ -617,8 +738,14 @@ mod tests {
         }
         // the formula itself, by hand at one point: k = 0 (d0_00), scalar
         let d0 = floats(ds.read_named("d0_00").unwrap().unwrap());
-        let expect = 1.0 + 0.5 * ((0.7f64 * 0.0 + 0.0).sin() * 0.25) + 0.5 * (-67.5f64).to_radians().sin() * 1.0;
-        assert!((f64::from(d0[0]) - expect).abs() < 1e-6, "{} vs {expect}", d0[0]);
+        let expect = 1.0
+            + 0.5 * ((0.7f64 * 0.0 + 0.0).sin() * 0.25)
+            + 0.5 * (-67.5f64).to_radians().sin() * 1.0;
+        assert!(
+            (f64::from(d0[0]) - expect).abs() < 1e-6,
+            "{} vs {expect}",
+            d0[0]
+        );
         let d3 = floats(ds.read_named("d3_63").unwrap().unwrap());
         let k3 = k_of("d3_63");
         assert_eq!(d3[(5 * 4 + 1) * 8 + 2], value(k3, 0, 5, 0, 1, 2, 4, 8));
@@ -628,7 +755,9 @@ mod tests {
         let mut means = Vec::new();
         for v in m.vars.iter().filter(|v| v.ty == NcType::Float) {
             let x = floats(ds.read_named(&v.name).unwrap().unwrap());
-            let (lo, hi) = x.iter().fold((f32::MAX, f32::MIN), |(a, b), &y| (a.min(y), b.max(y)));
+            let (lo, hi) = x
+                .iter()
+                .fold((f32::MAX, f32::MIN), |(a, b), &y| (a.min(y), b.max(y)));
             if !v.dims.is_empty() {
                 assert!(hi > lo, "{} is constant", v.name);
             }
@@ -638,7 +767,10 @@ mod tests {
         means.dedup();
         assert_eq!(means.len(), 128);
         // nothing left behind
-        let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         assert_eq!(names, vec!["ipcc_dly_T85.nc".to_string()]);
     }
 
@@ -652,13 +784,18 @@ mod tests {
         let da = Dataset::open(a.path.to_str().unwrap()).unwrap();
         let db = Dataset::open(b.path.to_str().unwrap()).unwrap();
         let m = da.meta();
-        assert_eq!(m.dims.iter().map(|d| d.len).collect::<Vec<_>>(), vec![68, 137]);
+        assert_eq!(
+            m.dims.iter().map(|d| d.len).collect::<Vec<_>>(),
+            vec![68, 137]
+        );
         assert_eq!(m.vars.iter().filter(|v| v.ty == NcType::Float).count(), 8);
         let x = floats(da.read_named("d2_05").unwrap().unwrap());
         let y = floats(db.read_named("d2_05").unwrap().unwrap());
         assert_eq!(x[68 * 137 - 1], value(5, 0, 0, 0, 67, 136, 68, 137));
         let diff: Vec<f32> = x.iter().zip(&y).map(|(p, q)| p - q).collect();
-        let (lo, hi) = diff.iter().fold((f32::MAX, f32::MIN), |(a, b), &d| (a.min(d), b.max(d)));
+        let (lo, hi) = diff
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), &d| (a.min(d), b.max(d)));
         assert!(hi - lo > 0.1, "difference must vary: {lo}..{hi}");
         // existing files are kept unless forced
         let again = generate(Geometry::Stl, 0, &o).unwrap();
@@ -687,8 +824,19 @@ mod tests {
     #[test]
     fn failures_are_clear_and_leave_no_file() {
         // a data folder that cannot be made
-        let e = generate(Geometry::Stl, 0, &GenOptions { dir: "/proc/nco-bench-no".into(), ..opts(Path::new("/")) }).unwrap_err();
-        assert!(format!("{e:#}").contains("cannot create the data folder /proc/nco-bench-no"), "{e:#}");
+        let e = generate(
+            Geometry::Stl,
+            0,
+            &GenOptions {
+                dir: "/proc/nco-bench-no".into(),
+                ..opts(Path::new("/"))
+            },
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("cannot create the data folder /proc/nco-bench-no"),
+            "{e:#}"
+        );
         // the final rename fails (a non-empty folder has the file's name): no temp left
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("stl_5km.nc")).unwrap();
@@ -697,13 +845,19 @@ mod tests {
         o.force = true;
         let e = generate(Geometry::Stl, 0, &o).unwrap_err();
         assert!(format!("{e:#}").contains("cannot rename"), "{e:#}");
-        let left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         assert_eq!(left, vec!["stl_5km.nc".to_string()]);
         // a truncated or foreign file under the final name is rewritten, not trusted
         let dir2 = tempfile::tempdir().unwrap();
         let o2 = opts(dir2.path());
         let good = generate(Geometry::Stl, 0, &o2).unwrap();
-        let f = std::fs::OpenOptions::new().write(true).open(&good.path).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&good.path)
+            .unwrap();
         f.set_len(good.bytes / 2).unwrap();
         drop(f);
         let again = generate(Geometry::Stl, 0, &o2).unwrap();
@@ -711,11 +865,17 @@ mod tests {
         assert_eq!(again.bytes, good.bytes);
         let mut other = opts(dir2.path());
         other.scale = 0.002;
-        assert!(generate(Geometry::Stl, 0, &other).unwrap().written, "another scale must be rewritten");
+        assert!(
+            generate(Geometry::Stl, 0, &other).unwrap().written,
+            "another scale must be rewritten"
+        );
         // option parsing
         assert!(parse_chunks("lat=0").is_err());
         assert!(parse_chunks("lat").is_err());
-        assert_eq!(parse_chunks("lat=4,lon/8").unwrap(), vec![("lat".to_string(), 4), ("lon".to_string(), 8)]);
+        assert_eq!(
+            parse_chunks("lat=4,lon/8").unwrap(),
+            vec![("lat".to_string(), 4), ("lon".to_string(), 8)]
+        );
         assert_eq!(parse_format("64bit_offset").unwrap(), Format::Offset64);
         assert!(parse_format("hdf9").is_err());
     }

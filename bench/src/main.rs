@@ -30,7 +30,11 @@ use gen::{GenOptions, Geometry};
 use wishlist::Kind;
 
 #[derive(Parser, Debug)]
-#[command(name = "nco-bench", version, about = "Synthetic benchmark files and the NCO operator benchmark suite")]
+#[command(
+    name = "nco-bench",
+    version,
+    about = "Synthetic benchmark files and the NCO operator benchmark suite"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -66,7 +70,10 @@ struct XsectArgs {
     #[arg(long)]
     fixed: bool,
     /// Formats (comma list).
-    #[arg(long, default_value = "classic,64bit_offset,cdf5,netcdf4,netcdf4_classic")]
+    #[arg(
+        long,
+        default_value = "classic,64bit_offset,cdf5,netcdf4,netcdf4_classic"
+    )]
     format: String,
     /// Types (comma list).
     #[arg(long, default_value = "byte,char,short,int,float,double")]
@@ -100,7 +107,10 @@ struct SweepArgs {
     #[arg(long, default_value_t = 1560)]
     records: usize,
     /// Chunk shapes separated by ';' (0,0,0 = the classic baseline).
-    #[arg(long, default_value = "0,0,0;1,128,256;16,32,64;32,64,128;64,128,256;7,8,18;224,48,97")]
+    #[arg(
+        long,
+        default_value = "0,0,0;1,128,256;16,32,64;32,64,128;64,128,256;7,8,18;224,48,97"
+    )]
     shapes: String,
     /// Chunk-cache sizes in MiB (comma list).
     #[arg(long, default_value = "1,16")]
@@ -132,7 +142,11 @@ fn default_data() -> PathBuf {
 fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
     s.split(',')
         .filter(|x| !x.is_empty())
-        .map(|x| x.trim().parse::<T>().map_err(|_| anyhow::anyhow!("bad {what} '{x}'")))
+        .map(|x| {
+            x.trim()
+                .parse::<T>()
+                .map_err(|_| anyhow::anyhow!("bad {what} '{x}'"))
+        })
         .collect()
 }
 
@@ -148,15 +162,26 @@ fn cmd_xsect(a: &XsectArgs) -> Result<u8> {
     let opt = xsect::XsectOptions {
         shape: [d[0], d[1], d[2], d[3]],
         record: !a.fixed,
-        formats: a.format.split(',').map(gen::parse_format).collect::<Result<_>>()?,
-        types: a.types.split(',').map(xsect::parse_type).collect::<Result<_>>()?,
+        formats: a
+            .format
+            .split(',')
+            .map(gen::parse_format)
+            .collect::<Result<_>>()?,
+        types: a
+            .types
+            .split(',')
+            .map(xsect::parse_type)
+            .collect::<Result<_>>()?,
         min_time: a.min_time,
         max_reps: a.max_reps.max(1),
         cold: a.cold,
         chunks,
         deflate: a.deflate,
         shuffle: a.shuffle,
-        dir: a.dir.clone().unwrap_or_else(|| default_data().join("xsect")),
+        dir: a
+            .dir
+            .clone()
+            .unwrap_or_else(|| default_data().join("xsect")),
     };
     print!("{}", xsect::run(&opt)?);
     Ok(0)
@@ -166,12 +191,18 @@ fn cmd_sweep(a: &SweepArgs) -> Result<u8> {
     let opt = sweep::SweepOptions {
         records: a.records.max(1),
         shapes: sweep::parse_shapes(&a.shapes)?,
-        caches: list::<f64>(&a.caches, "cache size")?.iter().map(|m| (m * 1_048_576.0) as usize).collect(),
+        caches: list::<f64>(&a.caches, "cache size")?
+            .iter()
+            .map(|m| (m * 1_048_576.0) as usize)
+            .collect(),
         deflates: list(&a.deflate, "deflate level")?,
         shuffle: a.shuffle,
         ser_stride: a.ser_stride.max(1),
         cold: !a.warm,
-        dir: a.dir.clone().unwrap_or_else(|| default_data().join("sweep")),
+        dir: a
+            .dir
+            .clone()
+            .unwrap_or_else(|| default_data().join("sweep")),
         pin: a.pin,
     };
     let exe = std::env::current_exe().context("cannot find the nco-bench executable")?;
@@ -270,7 +301,7 @@ struct RunArgs {
     #[arg(long)]
     rtol: Option<f64>,
     /// Results folder (results.txt/.csv/.json/.svg).
-    #[arg(long, value_name = "DIR", default_value = "bench-results")]
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
     out: PathBuf,
     /// Scratch folder for operator outputs and logs (default: <data>/scratch).
     #[arg(long, value_name = "DIR")]
@@ -339,9 +370,17 @@ fn cmd_gen(a: &GenArgs) -> Result<u8> {
                 r.bytes as f64 / 1e6,
                 r.seconds,
                 r.bytes as f64 / 1e6 / r.seconds.max(1e-9),
-                if o.sync { ", synced to disk" } else { ", not synced" }
+                if o.sync {
+                    ", synced to disk"
+                } else {
+                    ", not synced"
+                }
             ),
-            Ok(r) => println!("{}: exists ({:.1} MB), kept (use --force to rewrite)", r.path.display(), r.bytes as f64 / 1e6),
+            Ok(r) => println!(
+                "{}: exists ({:.1} MB), kept (use --force to rewrite)",
+                r.path.display(),
+                r.bytes as f64 / 1e6
+            ),
             Err(e) => {
                 eprintln!("nco-bench: error: {e:#}");
                 failed = true;
@@ -398,13 +437,18 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         v.sort_by_key(|k| wishlist::ALL.iter().position(|x| x == k));
         v
     };
-    let geometry = if a.full && a.geometry == "natural" { "both" } else { a.geometry.as_str() };
+    let geometry = if a.full && a.geometry == "natural" {
+        "both"
+    } else {
+        a.geometry.as_str()
+    };
     let mut rows = Vec::new();
     for k in kinds {
         let geos: Vec<Geometry> = match geometry {
             "natural" => vec![k.natural_geometry()],
             "both" | "all" => vec![Geometry::Ipcc, Geometry::Stl],
-            g => vec![Geometry::parse(g).with_context(|| format!("unknown geometry '{g}' (natural, ipcc, stl, both)"))?],
+            g => vec![Geometry::parse(g)
+                .with_context(|| format!("unknown geometry '{g}' (natural, ipcc, stl, both)"))?],
         };
         for g in geos {
             if k.applies_to(g) {
@@ -413,7 +457,10 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         }
     }
     let data_dir = gen.dir.clone();
-    let scratch = a.scratch.clone().unwrap_or_else(|| data_dir.join("scratch"));
+    let scratch = a
+        .scratch
+        .clone()
+        .unwrap_or_else(|| data_dir.join("scratch"));
     let opt = run::RunOptions {
         data_dir,
         url: a.url.clone(),
@@ -435,7 +482,10 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         keep_outputs: a.keep_outputs,
     };
     if opt.url.is_none() {
-        gen::ensure_dir(&opt.data_dir)?;
+        if let Err(e) = gen::ensure_dir(&opt.data_dir) {
+            // Keep going: every row is still reported, as "input not available".
+            eprintln!("nco-bench: error: {e:#}");
+        }
     }
     std::fs::create_dir_all(&opt.out_dir)
         .with_context(|| format!("cannot create the results folder {}", opt.out_dir.display()))?;
@@ -465,12 +515,15 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Xsect(a) => cmd_xsect(a),
         Cmd::Sweep(a) => cmd_sweep(a),
-        Cmd::SweepProbe { file, mode, cache, stride } => {
-            sweep::probe(file, mode, *cache, *stride).map(|line| {
-                println!("{line}");
-                0
-            })
-        }
+        Cmd::SweepProbe {
+            file,
+            mode,
+            cache,
+            stride,
+        } => sweep::probe(file, mode, *cache, *stride).map(|line| {
+            println!("{line}");
+            0
+        }),
     };
     match r {
         Ok(code) => ExitCode::from(code),

@@ -195,7 +195,11 @@ mod tests {
         let _g = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         // A child that burns CPU for a moment, then exits 3.
         let m = run(
-            &sv(&["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3"]),
+            &sv(&[
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3",
+            ]),
             None,
             &Launch::default(),
         )
@@ -215,7 +219,11 @@ mod tests {
         // First a child that touches ~400 MB, then a small one: the small one's peak must
         // be its own (RUSAGE_CHILDREN would report the 400 MB again).
         let big = run(
-            &sv(&["python3", "-c", "b = bytearray(400_000_000); b[::4096] = b'x' * len(b[::4096])"]),
+            &sv(&[
+                "python3",
+                "-c",
+                "b = bytearray(400_000_000); b[::4096] = b'x' * len(b[::4096])",
+            ]),
             None,
             &Launch::default(),
         )
@@ -226,13 +234,23 @@ mod tests {
         assert!(small.ok());
         // The child's peak includes this test process's RSS at spawn (Linux keeps it
         // across exec), so compare with the big child rather than an absolute figure.
-        assert!(small.max_rss + 200_000_000 < big.max_rss, "small peak {} vs big {}", small.max_rss, big.max_rss);
+        assert!(
+            small.max_rss + 200_000_000 < big.max_rss,
+            "small peak {} vs big {}",
+            small.max_rss,
+            big.max_rss
+        );
     }
 
     #[test]
     fn signal_is_reported_as_a_crash() {
         let _g = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let m = run(&sv(&["sh", "-c", "kill -SEGV $$"]), None, &Launch::default()).unwrap();
+        let m = run(
+            &sv(&["sh", "-c", "kill -SEGV $$"]),
+            None,
+            &Launch::default(),
+        )
+        .unwrap();
         assert_eq!(m.code, None);
         assert_eq!(m.signal, Some(libc::SIGSEGV));
         assert!(m.status_text().contains("signal 11"));
@@ -266,14 +284,35 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(&[]), 0.0);
-        let a = Measure { wall: 1.0, user: 0.5, max_rss: 10, code: Some(0), ..Default::default() };
-        let b = Measure { wall: 3.0, user: 1.5, max_rss: 30, code: Some(0), ..Default::default() };
-        let c = Measure { wall: 2.0, user: 1.0, max_rss: 20, code: Some(1), ..Default::default() };
+        let a = Measure {
+            wall: 1.0,
+            user: 0.5,
+            max_rss: 10,
+            code: Some(0),
+            ..Default::default()
+        };
+        let b = Measure {
+            wall: 3.0,
+            user: 1.5,
+            max_rss: 30,
+            code: Some(0),
+            ..Default::default()
+        };
+        let c = Measure {
+            wall: 2.0,
+            user: 1.0,
+            max_rss: 20,
+            code: Some(1),
+            ..Default::default()
+        };
         let m = median_measure(&[a.clone(), b.clone(), c]);
         assert_eq!(m.wall, 2.0);
         assert_eq!(m.max_rss, 20);
         assert_eq!(m.code, Some(1));
-        let mut s = Measure { code: Some(0), ..Default::default() };
+        let mut s = Measure {
+            code: Some(0),
+            ..Default::default()
+        };
         s.accumulate(&a);
         s.accumulate(&b);
         assert_eq!(s.wall, 4.0);

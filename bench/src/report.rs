@@ -49,12 +49,17 @@ impl ToolRuns {
 
     /// Median wall seconds when the tool ran successfully.
     pub fn wall(&self) -> Option<f64> {
-        (self.state == State::Ok).then(|| self.median.as_ref().map(|m| m.wall)).flatten()
+        (self.state == State::Ok)
+            .then(|| self.median.as_ref().map(|m| m.wall))
+            .flatten()
     }
 
     fn cell(&self) -> String {
         match self.state {
-            State::Ok => self.median.as_ref().map_or("-".into(), |m| format!("{:.2}", m.wall)),
+            State::Ok => self
+                .median
+                .as_ref()
+                .map_or("-".into(), |m| format!("{:.2}", m.wall)),
             State::NotBuilt => "not built".into(),
             State::NotInstalled => "not installed".into(),
             State::NoEquivalent => "-".into(),
@@ -118,7 +123,9 @@ pub struct Row {
 impl Row {
     /// True when this row makes the run fail: a failure, a crash, a wrong answer.
     pub fn failed(&self) -> bool {
-        self.ours.state == State::Failed || self.nco.state == State::Failed || self.check == Check::Different
+        self.ours.state == State::Failed
+            || self.nco.state == State::Failed
+            || self.check == Check::Different
     }
 
     /// True when a binary (ours or NCO) was missing.
@@ -207,7 +214,11 @@ pub fn table(rep: &Report) -> String {
         i.threads.map_or("tool default".into(), |t| format!("-t {t}")),
         i.pin_cpu.map_or("not pinned".into(), |c| format!("pinned to CPU {c}")),
     );
-    let _ = writeln!(s, "host {} ({} CPUs), {}; {}; {}", i.host, i.cpus, i.date, i.nco_version, i.cdo_version);
+    let _ = writeln!(
+        s,
+        "host {} ({} CPUs), {}; {}; {}",
+        i.host, i.cpus, i.date, i.nco_version, i.cdo_version
+    );
     let _ = writeln!(s, "load average at start {}, at end {} (other work inflates wall times; the CPU speed-up is steadier)", i.load_start, i.load_end);
     let _ = writeln!(
         s,
@@ -215,14 +226,34 @@ pub fn table(rep: &Report) -> String {
         mb(i.baseline_rss)
     );
     let header = [
-        "#", "operation", "file", "ours s", "user", "sys", "RSS", "NCO s", "user", "sys", "RSS", "vs NCO", "cpu", "CDO s",
-        "vs CDO", "I/O floor", "check",
+        "#",
+        "operation",
+        "file",
+        "ours s",
+        "user",
+        "sys",
+        "RSS",
+        "NCO s",
+        "user",
+        "sys",
+        "RSS",
+        "vs NCO",
+        "cpu",
+        "CDO s",
+        "vs CDO",
+        "I/O floor",
+        "check",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for r in &rep.rows {
         let part = |t: &ToolRuns| -> [String; 4] {
             match (&t.state, &t.median) {
-                (State::Ok, Some(m)) => [format!("{:.2}", m.wall), format!("{:.2}", m.user), format!("{:.2}", m.sys), mb(m.max_rss)],
+                (State::Ok, Some(m)) => [
+                    format!("{:.2}", m.wall),
+                    format!("{:.2}", m.user),
+                    format!("{:.2}", m.sys),
+                    mb(m.max_rss),
+                ],
                 _ => [t.cell(), String::new(), String::new(), String::new()],
             }
         };
@@ -268,7 +299,11 @@ pub fn table(rep: &Report) -> String {
         }
         let _ = writeln!(s, "{}", line.trim_end());
         if n == 0 {
-            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (ncol - 1)));
+            let _ = writeln!(
+                s,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (ncol - 1))
+            );
         }
     }
     let notes: Vec<String> = rep
@@ -277,12 +312,19 @@ pub fn table(rep: &Report) -> String {
         .flat_map(|r| {
             let mut v = Vec::new();
             for (who, t) in [("nco-rs", &r.ours), ("NCO", &r.nco), ("CDO", &r.cdo)] {
-                if matches!(t.state, State::Failed | State::NotBuilt | State::NotInstalled) {
+                if matches!(
+                    t.state,
+                    State::Failed | State::NotBuilt | State::NotInstalled
+                ) {
                     v.push(format!("row {}: {who} {}", r.id, t.detail));
                 }
             }
             if r.check == Check::Different {
-                v.push(format!("row {}: our output differs from NCO's: {}", r.id, r.check_detail.replace('\n', "; ")));
+                v.push(format!(
+                    "row {}: our output differs from NCO's: {}",
+                    r.id,
+                    r.check_detail.replace('\n', "; ")
+                ));
             }
             v
         })
@@ -309,7 +351,12 @@ ours_state,ours_wall_s,ours_user_s,ours_sys_s,ours_maxrss_bytes,ours_inblock_byt
 nco_state,nco_wall_s,nco_user_s,nco_sys_s,nco_maxrss_bytes,nco_inblock_bytes,\
 cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command\n",
     );
-    let state = |t: &ToolRuns| serde_json::to_value(&t.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let state = |t: &ToolRuns| {
+        serde_json::to_value(&t.state)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    };
     let m = |t: &ToolRuns| -> [String; 5] {
         match (&t.state, &t.median) {
             (State::Ok, Some(m)) => [
@@ -326,7 +373,10 @@ cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s
     for r in &rep.rows {
         let o = m(&r.ours);
         let n = m(&r.nco);
-        let check = serde_json::to_value(&r.check).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let check = serde_json::to_value(&r.check)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
         let fields = [
             r.id.clone(),
             r.title.clone(),
@@ -372,19 +422,42 @@ pub fn json(rep: &Report) -> String {
 }
 
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// SVG bar chart of speed-up against NCO per row, on a log2 axis with 1× marked; rows
 /// without a ratio are listed with the reason.
 pub fn svg(rep: &Report) -> String {
-    let (left, bar_h, gap, width) = (330.0, 22.0, 8.0, 900.0);
+    let longest = rep
+        .rows
+        .iter()
+        .map(|r| r.id.len() + r.title.len() + r.geometry.len() + 4)
+        .max()
+        .unwrap_or(20);
+    // About 7 px per character at 12 px sans-serif.
+    let left = (longest as f64 * 7.0 + 20.0).max(200.0);
+    let (bar_h, gap) = (22.0, 8.0);
+    let width = left + 570.0;
     let plot_w = width - left - 90.0;
     let n = rep.rows.len().max(1);
     let height = 70.0 + n as f64 * (bar_h + gap) + 40.0;
     let ratios: Vec<f64> = rep.rows.iter().filter_map(|r| r.speedup_vs_nco).collect();
-    let lo = ratios.iter().copied().fold(0.5f64, f64::min).log2().floor().min(-1.0);
-    let hi = ratios.iter().copied().fold(2.0f64, f64::max).log2().ceil().max(1.0);
+    let lo = ratios
+        .iter()
+        .copied()
+        .fold(0.5f64, f64::min)
+        .log2()
+        .floor()
+        .min(-1.0);
+    let hi = ratios
+        .iter()
+        .copied()
+        .fold(2.0f64, f64::max)
+        .log2()
+        .ceil()
+        .max(1.0);
     let xpos = |r: f64| left + (r.log2() - lo) / (hi - lo) * plot_w;
     let mut s = String::new();
     let _ = writeln!(
@@ -403,10 +476,21 @@ pub fn svg(rep: &Report) -> String {
     let mut e = lo as i32;
     while e <= hi as i32 {
         let x = xpos(2f64.powi(e));
-        let label = if e >= 0 { format!("{}x", 1u64 << e) } else { format!("1/{}x", 1u64 << (-e)) };
+        let label = if e >= 0 {
+            format!("{}x", 1u64 << e)
+        } else {
+            format!("1/{}x", 1u64 << (-e))
+        };
         let stroke = if e == 0 { "#000" } else { "#ccc" };
-        let _ = writeln!(s, r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/>"#);
-        let _ = writeln!(s, r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#, bottom + 15.0);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+            bottom + 15.0
+        );
         e += 1;
     }
     for (i, r) in rep.rows.iter().enumerate() {
@@ -424,7 +508,11 @@ pub fn svg(rep: &Report) -> String {
             Some(v) => {
                 let x1 = xpos(1.0);
                 let x2 = xpos(v);
-                let (x, w) = if x2 >= x1 { (x1, x2 - x1) } else { (x2, x1 - x2) };
+                let (x, w) = if x2 >= x1 {
+                    (x1, x2 - x1)
+                } else {
+                    (x2, x1 - x2)
+                };
                 let colour = match (&r.check, v >= 1.0) {
                     (Check::Different, _) => "#c0392b",
                     (_, true) => "#2e86c1",
@@ -435,7 +523,11 @@ pub fn svg(rep: &Report) -> String {
                     r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{bar_h}" fill="{colour}"/>"#,
                     w.max(1.0)
                 );
-                let tag = if r.check == Check::Different { " WRONG ANSWER" } else { "" };
+                let tag = if r.check == Check::Different {
+                    " WRONG ANSWER"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     s,
                     r#"<text x="{:.1}" y="{:.1}">{v:.2}x{tag}</text>"#,
@@ -470,11 +562,25 @@ pub(crate) mod tests {
     use super::*;
 
     fn m(wall: f64) -> Measure {
-        Measure { wall, user: wall * 0.8, sys: 0.1, max_rss: 50_000_000, in_bytes: 0, out_bytes: 0, code: Some(0), signal: None }
+        Measure {
+            wall,
+            user: wall * 0.8,
+            sys: 0.1,
+            max_rss: 50_000_000,
+            in_bytes: 0,
+            out_bytes: 0,
+            code: Some(0),
+            signal: None,
+        }
     }
 
     fn ok(wall: f64) -> ToolRuns {
-        ToolRuns { state: State::Ok, detail: "prog".into(), runs: vec![m(wall)], median: Some(m(wall)) }
+        ToolRuns {
+            state: State::Ok,
+            detail: "prog".into(),
+            runs: vec![m(wall)],
+            median: Some(m(wall)),
+        }
     }
 
     pub(crate) fn sample() -> Report {

@@ -59,7 +59,9 @@ pub struct RunOptions {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    p.is_file() && p.metadata().is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    p.is_file()
+        && p.metadata()
+            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 /// Our binary for `kind` in `bin_dir` (primary name or an alias).
@@ -113,7 +115,12 @@ fn first_line_of(argv: &[&str]) -> String {
 fn last_log_line(p: &Path) -> String {
     std::fs::read_to_string(p)
         .ok()
-        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().to_string())
+        })
         .unwrap_or_default()
 }
 
@@ -212,7 +219,11 @@ fn run_side(side: &mut Side, inputs: &[String], opt: &RunOptions, launch: &Launc
                         "{} ({}){}",
                         m.status_text(),
                         shell_line(argv),
-                        if why.is_empty() { String::new() } else { format!(": {why}") }
+                        if why.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {why}")
+                        }
                     ));
                     break;
                 }
@@ -268,10 +279,16 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         atol,
         io_floor: None,
     };
-    if let Some((c, _)) = plan.commands(Tool::Ours, kind.operator(), opt.threads, &opt.scratch.join(&tag)) {
+    if let Some((c, _)) = plan.commands(
+        Tool::Ours,
+        kind.operator(),
+        opt.threads,
+        &opt.scratch.join(&tag),
+    ) {
         row.command = c.first().map(|a| shell_line(a)).unwrap_or_default();
         if c.len() > 1 {
-            row.command.push_str(&format!("  (and {} more calls)", c.len() - 1));
+            row.command
+                .push_str(&format!("  (and {} more calls)", c.len() - 1));
         }
     }
     if let Some(p) = input_problem {
@@ -303,7 +320,11 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         None => {
             row.ours = ToolRuns::absent(
                 State::NotBuilt,
-                format!("{} is not built (looked in {})", kind.operator(), opt.bin_dir.display()),
+                format!(
+                    "{} is not built (looked in {})",
+                    kind.operator(),
+                    opt.bin_dir.display()
+                ),
             )
         }
     }
@@ -312,11 +333,18 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         names.extend(kind.aliases());
         match find_program(&names, opt.nco_dir.as_deref(), &opt.bin_dir) {
             Some(p) => sides.extend(make(Tool::Nco, p)),
-            None => row.nco = ToolRuns::absent(State::NotInstalled, format!("{} not found on PATH", kind.operator())),
+            None => {
+                row.nco = ToolRuns::absent(
+                    State::NotInstalled,
+                    format!("{} not found on PATH", kind.operator()),
+                )
+            }
         }
     }
     if opt.with_cdo {
-        let probe = plan.commands(Tool::Cdo, "cdo", None, Path::new("x")).is_some();
+        let probe = plan
+            .commands(Tool::Cdo, "cdo", None, Path::new("x"))
+            .is_some();
         if !probe {
             row.cdo = ToolRuns::absent(State::NoEquivalent, "no CDO equivalent");
         } else {
@@ -369,7 +397,11 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     let nco = sides.iter().find(|s| s.tool == Tool::Nco);
     match (ours, nco) {
         (Some(o), Some(n)) if o.failed.is_none() && n.failed.is_none() => {
-            let tol = Tol { rtol, atol, atol_int };
+            let tol = Tol {
+                rtol,
+                atol,
+                atol_int,
+            };
             let mut problems = Vec::new();
             for (a, b) in o.outs.iter().zip(&n.outs) {
                 match compare(&a.to_string_lossy(), &b.to_string_lossy(), tol) {
@@ -383,7 +415,10 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             }
             if problems.is_empty() {
                 row.check = Check::Equal;
-                row.check_detail = format!("{} output file(s) equal within rtol {rtol:e}, atol {atol:e}", o.outs.len());
+                row.check_detail = format!(
+                    "{} output file(s) equal within rtol {rtol:e}, atol {atol:e}",
+                    o.outs.len()
+                );
             } else {
                 row.check = Check::Different;
                 row.check_detail = problems.join("\n");
@@ -397,7 +432,12 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             .into_iter()
             .flatten()
             .filter(|s| s.failed.is_none())
-            .find_map(|s| s.outs.first().and_then(|p| p.metadata().ok()).map(|m| m.len()));
+            .find_map(|s| {
+                s.outs
+                    .first()
+                    .and_then(|p| p.metadata().ok())
+                    .map(|m| m.len())
+            });
         if let Some(bytes) = size {
             match io_floor(&plan.inputs, bytes, &opt.scratch, opt.cold) {
                 Ok(t) => row.io_floor = Some(t),
@@ -459,8 +499,19 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 
 /// Prepare inputs (generate missing files, links), run every row, and return the report.
 pub fn run_all(opt: &RunOptions) -> Result<Report> {
-    std::fs::create_dir_all(&opt.scratch)
-        .with_context(|| format!("cannot create the scratch folder {}", opt.scratch.display()))?;
+    let mut opt = opt.clone();
+    if let Err(e) = std::fs::create_dir_all(&opt.scratch) {
+        let alt = std::env::temp_dir().join(format!("nco-bench-scratch.{}", std::process::id()));
+        eprintln!(
+            "nco-bench: warning: cannot create the scratch folder {} ({e}); using {}",
+            opt.scratch.display(),
+            alt.display()
+        );
+        std::fs::create_dir_all(&alt)
+            .with_context(|| format!("cannot create {}", alt.display()))?;
+        opt.scratch = alt;
+    }
+    let opt = &opt;
     let src = match &opt.url {
         Some(u) => Source::Url(u.clone()),
         None => Source::Dir(opt.data_dir.clone()),
@@ -477,7 +528,11 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
             }
         }
         for (gi, variant) in need {
-            let geo = if gi == 0 { Geometry::Ipcc } else { Geometry::Stl };
+            let geo = if gi == 0 {
+                Geometry::Ipcc
+            } else {
+                Geometry::Stl
+            };
             match gen::generate(geo, variant, &opt.gen) {
                 Ok(r) if r.written => eprintln!(
                     "nco-bench: generated {} ({:.1} MB in {:.1} s, {:.0} MB/s)",
@@ -495,14 +550,22 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
         }
         let max_files = opt.files.max(1);
         for geo in [Geometry::Ipcc, Geometry::Stl] {
-            if opt.rows.iter().any(|&(k, g)| g == geo && matches!(k, Kind::Ncra | Kind::Nces))
+            if opt
+                .rows
+                .iter()
+                .any(|&(k, g)| g == geo && matches!(k, Kind::Ncra | Kind::Nces))
                 && !problems.iter().any(|((g, v), _)| *g == geo && *v == 0)
             {
-                make_links(&opt.data_dir, geo, max_files)?;
+                if let Err(e) = make_links(&opt.data_dir, geo, max_files) {
+                    eprintln!("nco-bench: error: {e:#}");
+                    problems.push(((geo, 0), format!("{e:#}")));
+                }
             }
         }
     }
-    let launch = Launch { pin_cpu: opt.pin_cpu };
+    let launch = Launch {
+        pin_cpu: opt.pin_cpu,
+    };
     let baseline = proc::run(&["true".to_string()], None, &launch).map_or(0, |m| m.max_rss);
     let nco_version = if opt.with_nco {
         match find_program(&["ncks"], opt.nco_dir.as_deref(), &opt.bin_dir) {
@@ -556,7 +619,12 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
             .find(|((g, v), _)| *g == geo && (*v == 0 || kind == Kind::Ncbo))
             .map(|(_, e)| e.as_str());
         let t0 = Instant::now();
-        eprintln!("nco-bench: row {} {} on {} ...", kind.id(), kind.title(opt.files), geo.stem());
+        eprintln!(
+            "nco-bench: row {} {} on {} ...",
+            kind.id(),
+            kind.title(opt.files),
+            geo.stem()
+        );
         let row = run_row(&plan, opt, &launch, problem);
         let fmt = |t: &ToolRuns| match t.wall() {
             Some(w) => format!("{w:.2} s"),

@@ -59,7 +59,8 @@ fn splitmix(mut z: u64) -> u64 {
 pub fn pr_value(t: usize, y: usize, x: usize) -> f32 {
     use std::f64::consts::PI;
     let tf = t as f64;
-    let u = (splitmix(((t as u64) << 32) | ((y as u64) << 16) | x as u64) >> 11) as f64 / (1u64 << 53) as f64;
+    let u = (splitmix(((t as u64) << 32) | ((y as u64) << 16) | x as u64) >> 11) as f64
+        / (1u64 << 53) as f64;
     let v = 1e-5
         * (1.0 + 0.5 * (2.0 * PI * tf / 12.0).sin() * (PI * (y as f64 - 63.5) / 128.0).cos())
         * (1.0 + 0.3 * (2.0 * PI * x as f64 / 256.0 + tf / 7.0).sin())
@@ -69,9 +70,22 @@ pub fn pr_value(t: usize, y: usize, x: usize) -> f32 {
 
 fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) -> Meta {
     let nc4 = shape != [0, 0, 0];
-    let mut m = Meta::new(if nc4 { Format::Netcdf4 } else { Format::Offset64 });
-    for (n, len, unl) in [("lon", NLON, false), ("lat", NLAT, false), ("bnds", 2, false), ("time", records, true)] {
-        m.dims.push(Dim { name: n.into(), len, unlimited: unl });
+    let mut m = Meta::new(if nc4 {
+        Format::Netcdf4
+    } else {
+        Format::Offset64
+    });
+    for (n, len, unl) in [
+        ("lon", NLON, false),
+        ("lat", NLAT, false),
+        ("bnds", 2, false),
+        ("time", records, true),
+    ] {
+        m.dims.push(Dim {
+            name: n.into(),
+            len,
+            unlimited: unl,
+        });
     }
     let dbl = |name: &str, dims: Vec<usize>| Var {
         name: name.into(),
@@ -91,7 +105,10 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
         ty: NcType::Float,
         dims: vec![3, 1, 0],
         attrs: vec![
-            Attr { name: "_FillValue".into(), value: Values::Float(vec![1e20]) },
+            Attr {
+                name: "_FillValue".into(),
+                value: Values::Float(vec![1e20]),
+            },
             Attr::text("units", "kg m-2 s-1"),
         ],
         storage: if nc4 {
@@ -104,7 +121,10 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
             Storage::default()
         },
     });
-    m.attrs.push(Attr::text("source", &format!("nco-bench sweep, generator {GENERATOR}")));
+    m.attrs.push(Attr::text(
+        "source",
+        &format!("nco-bench sweep, generator {GENERATOR}"),
+    ));
     m
 }
 
@@ -120,24 +140,73 @@ fn write_file(opt: &SweepOptions, shape: [usize; 3], deflate: i32) -> Result<(Pa
     let name = if shape == [0, 0, 0] {
         "ar4_classic.nc".to_string()
     } else {
-        format!("ar4_{}_{}_{}_d{deflate}{}.nc", shape[0], shape[1], shape[2], if opt.shuffle { "s" } else { "" })
+        format!(
+            "ar4_{}_{}_{}_d{deflate}{}.nc",
+            shape[0],
+            shape[1],
+            shape[2],
+            if opt.shuffle { "s" } else { "" }
+        )
     };
     let path = opt.dir.join(name);
     let ps = path.to_string_lossy().into_owned();
     let meta = build_meta(opt.records, shape, deflate, opt.shuffle);
     if shape != [0, 0, 0] {
         // Hold one row of chunks so no chunk is evicted and rewritten while filling.
-        let row = NLAT.div_ceil(shape[1].max(1)) * NLON.div_ceil(shape[2].max(1)) * shape.iter().product::<usize>() * 4;
+        let row = NLAT.div_ceil(shape[1].max(1))
+            * NLON.div_ceil(shape[2].max(1))
+            * shape.iter().product::<usize>()
+            * 4;
         set_global_cache(row.clamp(64 << 20, 1 << 30));
     }
     let t0 = Instant::now();
     let mut out = OutFile::create(&ps, &meta, 0).with_context(|| format!("cannot create {ps}"))?;
-    out.write(0, 0, &Values::Double((0..NLON).map(|x| x as f64 * 1.40625).collect()))?;
-    out.write(1, 0, &Values::Double((0..NLAT).map(|y| -89.0 + y as f64 * 178.0 / 127.0).collect()))?;
-    out.write(3, 0, &Values::Double((0..NLON * 2).map(|i| (i / 2) as f64 * 1.40625 + (i % 2) as f64 * 1.40625 - 0.703125).collect()))?;
-    out.write(4, 0, &Values::Double((0..NLAT * 2).map(|i| -90.0 + (i / 2 + i % 2) as f64 * 180.0 / 128.0).collect()))?;
-    out.write(2, 0, &Values::Double((0..opt.records).map(|t| t as f64 * 30.0 + 15.0).collect()))?;
-    out.write(5, 0, &Values::Double((0..opt.records * 2).map(|i| (i / 2 + i % 2) as f64 * 30.0).collect()))?;
+    out.write(
+        0,
+        0,
+        &Values::Double((0..NLON).map(|x| x as f64 * 1.40625).collect()),
+    )?;
+    out.write(
+        1,
+        0,
+        &Values::Double(
+            (0..NLAT)
+                .map(|y| -89.0 + y as f64 * 178.0 / 127.0)
+                .collect(),
+        ),
+    )?;
+    out.write(
+        3,
+        0,
+        &Values::Double(
+            (0..NLON * 2)
+                .map(|i| (i / 2) as f64 * 1.40625 + (i % 2) as f64 * 1.40625 - 0.703125)
+                .collect(),
+        ),
+    )?;
+    out.write(
+        4,
+        0,
+        &Values::Double(
+            (0..NLAT * 2)
+                .map(|i| -90.0 + (i / 2 + i % 2) as f64 * 180.0 / 128.0)
+                .collect(),
+        ),
+    )?;
+    out.write(
+        2,
+        0,
+        &Values::Double((0..opt.records).map(|t| t as f64 * 30.0 + 15.0).collect()),
+    )?;
+    out.write(
+        5,
+        0,
+        &Values::Double(
+            (0..opt.records * 2)
+                .map(|i| (i / 2 + i % 2) as f64 * 30.0)
+                .collect(),
+        ),
+    )?;
     let mut slab = vec![0f32; NLAT * NLON];
     for t in 0..opt.records {
         for y in 0..NLAT {
@@ -202,7 +271,11 @@ pub fn probe(file: &str, mode: &str, cache: usize, stride: usize) -> Result<Stri
         _ => bail!("probe mode must be hor or ser"),
     }
     let total = t0.elapsed().as_secs_f64();
-    Ok(format!("{:.0} {:.0} {n}", first * 1e6, total / n.max(1) as f64 * 1e6))
+    Ok(format!(
+        "{:.0} {:.0} {n}",
+        first * 1e6,
+        total / n.max(1) as f64 * 1e6
+    ))
 }
 
 /// TSV header (the tst_ar4 columns plus extras).
@@ -210,15 +283,24 @@ pub const HEADER: &str = "cs[0]\tcs[1]\tcs[2]\tcache(MB)\tdeflate\tshuffle\t1st_
 
 /// Run the sweep; returns the TSV text (also printed row by row on stderr as it goes).
 pub fn run(opt: &SweepOptions, exe: &Path) -> Result<String> {
-    std::fs::create_dir_all(&opt.dir).with_context(|| format!("cannot create {}", opt.dir.display()))?;
+    std::fs::create_dir_all(&opt.dir)
+        .with_context(|| format!("cannot create {}", opt.dir.display()))?;
     let mut out = format!("# nco-bench sweep, generator {GENERATOR}, records {}, reader nco-rs (classic) / libnetcdf (netCDF-4)\n{HEADER}\n", opt.records);
     let launch = Launch { pin_cpu: opt.pin };
     for &shape in &opt.shapes {
-        let deflates: Vec<i32> = if shape == [0, 0, 0] { vec![0] } else { opt.deflates.clone() };
+        let deflates: Vec<i32> = if shape == [0, 0, 0] {
+            vec![0]
+        } else {
+            opt.deflates.clone()
+        };
         for deflate in deflates {
             let (path, write_s) = write_file(opt, shape, deflate)?;
             let size = std::fs::metadata(&path)?.len();
-            let caches: Vec<usize> = if shape == [0, 0, 0] { vec![0] } else { opt.caches.clone() };
+            let caches: Vec<usize> = if shape == [0, 0, 0] {
+                vec![0]
+            } else {
+                opt.caches.clone()
+            };
             for cache in caches {
                 let mut res: Vec<(String, proc::Measure)> = Vec::new();
                 for mode in ["hor", "ser"] {
@@ -239,12 +321,23 @@ pub fn run(opt: &SweepOptions, exe: &Path) -> Result<String> {
                     let text = std::fs::read_to_string(&log).unwrap_or_default();
                     let _ = std::fs::remove_file(&log);
                     if !m.ok() {
-                        bail!("probe {mode} of {} failed ({}): {}", path.display(), m.status_text(), text.trim());
+                        bail!(
+                            "probe {mode} of {} failed ({}): {}",
+                            path.display(),
+                            m.status_text(),
+                            text.trim()
+                        );
                     }
                     res.push((text.trim().to_string(), m));
                 }
-                let f = |i: usize, k: usize| res[i].0.split_whitespace().nth(k).unwrap_or("").to_string();
-                let mbytes = if shape == [0, 0, 0] { 0.0 } else { cache as f64 / 1_048_576.0 };
+                let f = |i: usize, k: usize| {
+                    res[i].0.split_whitespace().nth(k).unwrap_or("").to_string()
+                };
+                let mbytes = if shape == [0, 0, 0] {
+                    0.0
+                } else {
+                    cache as f64 / 1_048_576.0
+                };
                 let mut line = String::new();
                 let _ = write!(
                     line,
@@ -306,7 +399,10 @@ mod tests {
 
     #[test]
     fn shapes_parse() {
-        assert_eq!(parse_shapes("0,0,0;1,128,256 7,8,18").unwrap(), vec![[0, 0, 0], [1, 128, 256], [7, 8, 18]]);
+        assert_eq!(
+            parse_shapes("0,0,0;1,128,256 7,8,18").unwrap(),
+            vec![[0, 0, 0], [1, 128, 256], [7, 8, 18]]
+        );
         assert!(parse_shapes("1,2").is_err());
         assert!(parse_shapes("0,2,3").is_err());
     }

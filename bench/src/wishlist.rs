@@ -194,7 +194,9 @@ pub struct Plan {
 
 /// Names of the `n` multi-file inputs of `geo` (`<stem>_00.nc`...).
 pub fn member_names(geo: Geometry, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{}_{i:02}.nc", geo.stem())).collect()
+    (0..n)
+        .map(|i| format!("{}_{i:02}.nc", geo.stem()))
+        .collect()
 }
 
 impl Plan {
@@ -203,11 +205,19 @@ impl Plan {
         let (_, _, nlat, nlon) = dims_for(geo, scale);
         let main = crate::gen::file_name(geo, 0);
         let inputs = match kind {
-            Kind::Ncra | Kind::Nces => member_names(geo, files)
-                .iter()
-                .map(|n| src.locate(n))
-                .collect(),
-            Kind::Ncbo => vec![src.locate(&main), src.locate(&crate::gen::file_name(geo, 1))],
+            // Local: links `<stem>_NN.nc` (distinct names, as NCO's benchmark); remote:
+            // the same URL `files` times.
+            Kind::Ncra | Kind::Nces => match src {
+                Source::Dir(_) => member_names(geo, files)
+                    .iter()
+                    .map(|n| src.locate(n))
+                    .collect(),
+                Source::Url(_) => vec![src.locate(&main); files],
+            },
+            Kind::Ncbo => vec![
+                src.locate(&main),
+                src.locate(&crate::gen::file_name(geo, 1)),
+            ],
             _ => vec![src.locate(&main)],
         };
         Plan {
@@ -225,7 +235,9 @@ impl Plan {
         let mut s: u64 = 0x2545_F491_4F6C_DD1D;
         (0..STATIONS)
             .map(|_| {
-                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
                 let y = ((s >> 33) as usize) % nlat;
                 let x = ((s >> 13) as usize) % nlon;
                 (y, x)
@@ -333,7 +345,11 @@ impl Plan {
                 one(r)
             }
             (Tool::Cdo, Kind::Ncbo) => one(vec![s("sub"), ins[0].clone(), ins[1].clone(), os]),
-            (Tool::Cdo, Kind::Ncap2) => one(vec![format!("expr,{}", self.ncap2_script()), ins[0].clone(), os]),
+            (Tool::Cdo, Kind::Ncap2) => one(vec![
+                format!("expr,{}", self.ncap2_script()),
+                ins[0].clone(),
+                os,
+            ]),
             (Tool::Cdo, Kind::Pack) => one(vec![s("pack"), ins[0].clone(), os]),
             (Tool::Cdo, Kind::Stations) => {
                 let mut cmds = Vec::new();
@@ -385,7 +401,13 @@ impl Plan {
                 r.push(os);
                 one(r)
             }
-            (_, Kind::Ncap2) => one(vec![s("-v"), s("-s"), self.ncap2_script(), ins[0].clone(), os]),
+            (_, Kind::Ncap2) => one(vec![
+                s("-v"),
+                s("-s"),
+                self.ncap2_script(),
+                ins[0].clone(),
+                os,
+            ]),
             (_, Kind::Pack) => one(vec![s("-P"), s("all_new"), ins[0].clone(), os]),
             (_, Kind::Reverse) => {
                 let spec = match self.geo {
@@ -441,13 +463,26 @@ mod tests {
     #[test]
     fn same_arguments_for_us_and_nco() {
         let p = plan(Kind::Ncra);
-        let (a, _) = p.commands(Tool::Ours, "/bin/ncra", Some(2), Path::new("/s/o")).unwrap();
-        let (b, outs) = p.commands(Tool::Nco, "ncra", Some(2), Path::new("/s/o")).unwrap();
+        let (a, _) = p
+            .commands(Tool::Ours, "/bin/ncra", Some(2), Path::new("/s/o"))
+            .unwrap();
+        let (b, outs) = p
+            .commands(Tool::Nco, "ncra", Some(2), Path::new("/s/o"))
+            .unwrap();
         assert_eq!(a[0][1..], b[0][1..]);
         assert_eq!(
             b[0],
-            ["ncra", "-O", "-t", "2", "/d/ipcc_dly_T85_00.nc", "/d/ipcc_dly_T85_01.nc",
-             "/d/ipcc_dly_T85_02.nc", "/d/ipcc_dly_T85_03.nc", "/s/o.nc"]
+            [
+                "ncra",
+                "-O",
+                "-t",
+                "2",
+                "/d/ipcc_dly_T85_00.nc",
+                "/d/ipcc_dly_T85_01.nc",
+                "/d/ipcc_dly_T85_02.nc",
+                "/d/ipcc_dly_T85_03.nc",
+                "/s/o.nc"
+            ]
         );
         assert_eq!(outs, vec![PathBuf::from("/s/o.nc")]);
     }
@@ -458,7 +493,9 @@ mod tests {
         let st = p.stations();
         assert_eq!(st.len(), 50);
         assert!(st.iter().all(|&(y, x)| y < 128 && x < 256));
-        let (cmds, outs) = p.commands(Tool::Nco, "ncks", None, Path::new("/s/o")).unwrap();
+        let (cmds, outs) = p
+            .commands(Tool::Nco, "ncks", None, Path::new("/s/o"))
+            .unwrap();
         assert_eq!(cmds.len(), 50);
         assert_eq!(outs.len(), 50);
         assert_eq!(cmds[0][3], format!("lat,{}", st[0].0));
@@ -473,7 +510,13 @@ mod tests {
         assert_eq!(a[3], "lat,16,19");
         assert_eq!(a[17], "lon,0,7");
         // tiny grids still give valid, disjoint slabs
-        let small = Plan::new(Kind::MultiSlab, Geometry::Ipcc, 4, 0.001, &Source::Dir("/d".into()));
+        let small = Plan::new(
+            Kind::MultiSlab,
+            Geometry::Ipcc,
+            4,
+            0.001,
+            &Source::Dir("/d".into()),
+        );
         let s = small.multislab_args();
         let lat: Vec<&String> = s.iter().filter(|x| x.starts_with("lat,")).collect();
         assert_eq!(lat.len(), 4); // lat = 4 rows: slabs 0, 1, 2, 3
@@ -486,10 +529,22 @@ mod tests {
         let sc = p.ncap2_script();
         assert!(sc.starts_with("a1=d4_00*d4_01+d4_02;"));
         assert_eq!(sc.matches(';').count(), 5);
-        let (c, _) = p.commands(Tool::Cdo, "cdo", Some(2), Path::new("/s/o")).unwrap();
+        let (c, _) = p
+            .commands(Tool::Cdo, "cdo", Some(2), Path::new("/s/o"))
+            .unwrap();
         assert_eq!(&c[0][..5], &["cdo", "-O", "-s", "-P", "2"]);
         assert!(c[0][5].starts_with("expr,a1="));
-        assert!(plan(Kind::Reverse).commands(Tool::Cdo, "cdo", None, Path::new("/o")).is_none());
+        assert!(plan(Kind::Reverse)
+            .commands(Tool::Cdo, "cdo", None, Path::new("/o"))
+            .is_none());
         assert!(!Kind::Ncra.applies_to(Geometry::Stl));
+        let remote = Plan::new(
+            Kind::Nces,
+            Geometry::Stl,
+            3,
+            1.0,
+            &Source::Url("http://h/dods/".into()),
+        );
+        assert_eq!(remote.inputs, vec!["http://h/dods/stl_5km.nc"; 3]);
     }
 }

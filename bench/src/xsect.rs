@@ -164,7 +164,8 @@ pub const HEADER: &str = "format,type,op,shape,n_values,bytes,reps,wall_us_per_c
 
 /// Run the study; returns the CSV text. A verification failure is an error.
 pub fn run(opt: &XsectOptions) -> Result<String> {
-    std::fs::create_dir_all(&opt.dir).with_context(|| format!("cannot create {}", opt.dir.display()))?;
+    std::fs::create_dir_all(&opt.dir)
+        .with_context(|| format!("cannot create {}", opt.dir.display()))?;
     let d = opt.shape;
     let mut csv = String::from(HEADER);
     csv.push('\n');
@@ -173,19 +174,38 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
         let ps = path.to_string_lossy().into_owned();
         let mut meta = Meta::new(format);
         for (i, n) in ["w", "x", "y", "z"].iter().enumerate() {
-            meta.dims.push(Dim { name: (*n).into(), len: d[i], unlimited: i == 0 && opt.record });
+            meta.dims.push(Dim {
+                name: (*n).into(),
+                len: d[i],
+                unlimited: i == 0 && opt.record,
+            });
         }
-        let types: Vec<(NcType, &str)> = TYPES.iter().copied().filter(|(t, _)| opt.types.contains(t)).collect();
+        let types: Vec<(NcType, &str)> = TYPES
+            .iter()
+            .copied()
+            .filter(|(t, _)| opt.types.contains(t))
+            .collect();
         for (ty, name) in &types {
             let storage = if format.is_netcdf4() {
-                Storage { chunks: opt.chunks.clone(), deflate: opt.deflate, shuffle: opt.shuffle }
+                Storage {
+                    chunks: opt.chunks.clone(),
+                    deflate: opt.deflate,
+                    shuffle: opt.shuffle,
+                }
             } else {
                 Storage::default()
             };
-            meta.vars.push(Var { name: (*name).into(), ty: *ty, dims: vec![0, 1, 2, 3], attrs: vec![], storage });
+            meta.vars.push(Var {
+                name: (*name).into(),
+                ty: *ty,
+                dims: vec![0, 1, 2, 3],
+                attrs: vec![],
+                storage,
+            });
         }
         let full: [Vec<usize>; 4] = std::array::from_fn(|i| (0..d[i]).collect());
-        let mut out = OutFile::create(&ps, &meta, 0).with_context(|| format!("cannot create {ps}"))?;
+        let mut out =
+            OutFile::create(&ps, &meta, 0).with_context(|| format!("cannot create {ps}"))?;
         let n_all: usize = d.iter().product();
         for (vi, (ty, _)) in types.iter().enumerate() {
             let vals = expected(*ty, &full);
@@ -193,14 +213,17 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
             out.write(vi, 0, &vals)?;
             let first = t0.elapsed().as_secs_f64();
             let t = batch(opt.min_time, opt.max_reps, || Ok(out.write(vi, 0, &vals)?))?;
-            row(&mut csv, format, *ty, "put", d, n_all, &t, first, false, true);
+            row(
+                &mut csv, format, *ty, "put", d, n_all, &t, first, false, true,
+            );
         }
         out.finish()?;
         let ds = Dataset::open(&ps)?;
         for (ty, name) in &types {
             let vi = ds.meta().var_id(name).context("variable vanished")?;
             for (start, count) in cross_sections(d) {
-                let sel: [Vec<usize>; 4] = std::array::from_fn(|i| (start[i]..start[i] + count[i]).collect());
+                let sel: [Vec<usize>; 4] =
+                    std::array::from_fn(|i| (start[i]..start[i] + count[i]).collect());
                 let n: usize = count.iter().product();
                 if opt.cold {
                     crate::cache::evict(Path::new(&ps))?;
@@ -210,13 +233,18 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
                 let first = t0.elapsed().as_secs_f64();
                 let ok = got == expected(*ty, &sel);
                 if !ok {
-                    bail!("{ps}: {name} cross section {:?} does not hold the expected values", count);
+                    bail!(
+                        "{ps}: {name} cross section {:?} does not hold the expected values",
+                        count
+                    );
                 }
                 let t = batch(opt.min_time, opt.max_reps, || {
                     ds.read(vi, &sel)?;
                     Ok(())
                 })?;
-                row(&mut csv, format, *ty, "get", count, n, &t, first, opt.cold, ok);
+                row(
+                    &mut csv, format, *ty, "get", count, n, &t, first, opt.cold, ok,
+                );
             }
         }
     }
@@ -295,10 +323,18 @@ mod tests {
         // per format and type: 1 put + 16 gets
         assert_eq!(lines.len(), 1 + 3 * 6 * 17);
         assert!(lines.iter().skip(1).all(|l| l.ends_with(",true")));
-        let l = lines.iter().find(|l| l.starts_with("cdf5,short,get,3x4x5x6,")).unwrap();
+        let l = lines
+            .iter()
+            .find(|l| l.starts_with("cdf5,short,get,3x4x5x6,"))
+            .unwrap();
         assert!(l.contains(",360,720,1,"), "{l}"); // 360 values, 720 bytes, 1 rep
-        assert!(lines.iter().any(|l| l.starts_with("netcdf4,char,put,3x4x5x6,360,360,")));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("netcdf4,char,put,3x4x5x6,360,360,")));
         // byte wraps like a C cast: element (2,3,4,5) = 2345 -> 2345 mod 256 = 41
-        assert_eq!(expected(NcType::Byte, &[vec![2], vec![3], vec![4], vec![5]]), Values::Byte(vec![41]));
+        assert_eq!(
+            expected(NcType::Byte, &[vec![2], vec![3], vec![4], vec![5]]),
+            Values::Byte(vec![41])
+        );
     }
 }
