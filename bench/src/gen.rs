@@ -600,6 +600,17 @@ pub fn parse_chunks(s: &str) -> Result<Vec<(String, usize)>> {
     Ok(out)
 }
 
+/// NCO's spelling of a format (accepted back by [`parse_format`]).
+pub fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Classic => "classic",
+        Format::Offset64 => "64bit_offset",
+        Format::Cdf5 => "cdf5",
+        Format::Netcdf4 => "netcdf4",
+        Format::Netcdf4Classic => "netcdf4_classic",
+    }
+}
+
 /// Parse a format name as NCO spells it.
 pub fn parse_format(s: &str) -> Result<Format> {
     Ok(match s {
@@ -878,5 +889,14 @@ mod tests {
         );
         assert_eq!(parse_format("64bit_offset").unwrap(), Format::Offset64);
         assert!(parse_format("hdf9").is_err());
+        for f in [
+            Format::Classic,
+            Format::Offset64,
+            Format::Cdf5,
+            Format::Netcdf4,
+            Format::Netcdf4Classic,
+        ] {
+            assert_eq!(parse_format(format_name(f)).unwrap(), f);
+        }
     }
 }

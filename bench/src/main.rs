@@ -248,6 +248,9 @@ struct GenArgs {
     /// Do not fdatasync before the rename (faster; cold-cache runs then evict less).
     #[arg(long)]
     no_sync: bool,
+    /// (internal) write into exactly this folder (no scale-<S> subfolder).
+    #[arg(long, hide = true)]
+    exact_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -351,6 +354,9 @@ fn gen_options(a: &FileArgs, default_scale: f64) -> Result<GenOptions> {
 
 fn cmd_gen(a: &GenArgs) -> Result<u8> {
     let mut o = gen_options(&a.files, 1.0)?;
+    if let Some(d) = &a.exact_dir {
+        o.dir = d.clone();
+    }
     o.force = a.force;
     o.sync = !a.no_sync;
     let mut failed = false;

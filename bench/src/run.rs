@@ -254,6 +254,15 @@ fn tool_runs(side: &Side) -> ToolRuns {
     }
 }
 
+/// Give freed heap memory back to the system. A child's peak RSS starts at the harness's
+/// RSS when it is spawned (Linux keeps it across exec), so the harness stays small.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim only releases free memory of glibc's allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Run one row.
 pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Option<&str>) -> Row {
     let kind = plan.kind;
@@ -354,6 +363,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             }
         }
     }
+    trim_heap();
     // Alternate: ours first on even repeats, NCO first on odd ones; CDO last.
     for rep in 0..opt.repeats.max(opt.cdo_repeats) {
         let mut order: Vec<usize> = (0..sides.len()).collect();
@@ -497,6 +507,52 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Generate one file in a child `nco-bench gen`, so that the harness stays small (a
+/// measured child's peak RSS starts at the harness's RSS at spawn).
+fn gen_in_child(geo: Geometry, variant: u32, g: &GenOptions) -> std::result::Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find nco-bench itself: {e}"))?;
+    let which = match (geo, variant) {
+        (Geometry::Ipcc, 0) => "ipcc",
+        (Geometry::Ipcc, _) => "partner",
+        (Geometry::Stl, 0) => "stl",
+        (Geometry::Stl, _) => "stl_b",
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("gen")
+        .arg("--exact-dir")
+        .arg(&g.dir)
+        .args(["--which", which, "--format", gen::format_name(g.format)])
+        .args(["--scale", &g.scale.to_string()]);
+    if let Some(l) = g.deflate {
+        cmd.args(["--deflate", &l.to_string()]);
+    }
+    if g.shuffle {
+        cmd.arg("--shuffle");
+    }
+    if !g.chunks.is_empty() {
+        let spec: Vec<String> = g.chunks.iter().map(|(d, n)| format!("{d}={n}")).collect();
+        cmd.args(["--chunk", &spec.join(",")]);
+    }
+    if g.force {
+        cmd.arg("--force");
+    }
+    if !g.sync {
+        cmd.arg("--no-sync");
+    }
+    let st = cmd
+        .status()
+        .map_err(|e| format!("cannot run nco-bench gen: {e}"))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} could not be generated in {} (see the error above)",
+            gen::file_name(geo, variant),
+            g.dir.display()
+        ))
+    }
+}
+
 /// Prepare inputs (generate missing files, links), run every row, and return the report.
 pub fn run_all(opt: &RunOptions) -> Result<Report> {
     let mut opt = opt.clone();
@@ -533,19 +589,9 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
             } else {
                 Geometry::Stl
             };
-            match gen::generate(geo, variant, &opt.gen) {
-                Ok(r) if r.written => eprintln!(
-                    "nco-bench: generated {} ({:.1} MB in {:.1} s, {:.0} MB/s)",
-                    r.path.display(),
-                    r.bytes as f64 / 1e6,
-                    r.seconds,
-                    r.bytes as f64 / 1e6 / r.seconds.max(1e-9)
-                ),
-                Ok(_) => {}
-                Err(e) => {
-                    eprintln!("nco-bench: error: {e:#}");
-                    problems.push(((geo, variant), format!("{e:#}")));
-                }
+            if let Err(e) = gen_in_child(geo, variant, &opt.gen) {
+                eprintln!("nco-bench: error: {e}");
+                problems.push(((geo, variant), e));
             }
         }
         let max_files = opt.files.max(1);
@@ -566,6 +612,7 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
     let launch = Launch {
         pin_cpu: opt.pin_cpu,
     };
+    trim_heap();
     let baseline = proc::run(&["true".to_string()], None, &launch).map_or(0, |m| m.max_rss);
     let nco_version = if opt.with_nco {
         match find_program(&["ncks"], opt.nco_dir.as_deref(), &opt.bin_dir) {
