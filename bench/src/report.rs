@@ -1,0 +1,700 @@
+//! Results and their renderings: the terminal table, CSV, JSON and an SVG chart of the
+//! speed-ups against NCO.
+
+use std::fmt::Write as _;
+
+use crate::proc::Measure;
+
+/// What happened to one tool on one row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// All runs exited 0.
+    Ok,
+    /// Our operator is not built (no binary).
+    NotBuilt,
+    /// The reference tool is not installed.
+    NotInstalled,
+    /// The tool has no equivalent of this operation.
+    NoEquivalent,
+    /// Not run (skipped by option).
+    Skipped,
+    /// A run failed or crashed; detail says how.
+    Failed,
+}
+
+/// One tool's runs on one row.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ToolRuns {
+    /// State.
+    pub state: State,
+    /// Program used, failure detail or why not run.
+    pub detail: String,
+    /// Every measured run (for multi-call rows, each is the sum over the calls).
+    pub runs: Vec<Measure>,
+    /// Element-wise median of the runs.
+    pub median: Option<Measure>,
+}
+
+impl ToolRuns {
+    /// A tool that did not run.
+    pub fn absent(state: State, detail: impl Into<String>) -> ToolRuns {
+        ToolRuns {
+            state,
+            detail: detail.into(),
+            runs: Vec::new(),
+            median: None,
+        }
+    }
+
+    /// Median wall seconds when the tool ran successfully.
+    pub fn wall(&self) -> Option<f64> {
+        (self.state == State::Ok)
+            .then(|| self.median.as_ref().map(|m| m.wall))
+            .flatten()
+    }
+
+    fn cell(&self) -> String {
+        match self.state {
+            State::Ok => self
+                .median
+                .as_ref()
+                .map_or("-".into(), |m| format!("{:.2}", m.wall)),
+            State::NotBuilt => "not built".into(),
+            State::NotInstalled => "not installed".into(),
+            State::NoEquivalent => "-".into(),
+            State::Skipped => "skipped".into(),
+            State::Failed => "FAILED".into(),
+        }
+    }
+}
+
+/// Outcome of comparing our output with NCO's.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// Equal within tolerance.
+    Equal,
+    /// Different: a wrong answer.
+    Different,
+    /// Could not compare (one side missing or failed).
+    NotCompared,
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    /// "1".."8" (5a/5b).
+    pub id: String,
+    /// Description.
+    pub title: String,
+    /// Operator name.
+    pub operator: String,
+    /// Geometry file stem.
+    pub geometry: String,
+    /// Number of input files.
+    pub inputs: usize,
+    /// Our command line (the NCO one differs only in the program).
+    pub command: String,
+    /// nco-rs.
+    pub ours: ToolRuns,
+    /// NCO.
+    pub nco: ToolRuns,
+    /// CDO.
+    pub cdo: ToolRuns,
+    /// NCO wall / our wall (>1: we are faster).
+    pub speedup_vs_nco: Option<f64>,
+    /// CDO wall / our wall.
+    pub speedup_vs_cdo: Option<f64>,
+    /// NCO CPU (user+sys) / our CPU: steadier than wall on a loaded machine.
+    pub cpu_speedup_vs_nco: Option<f64>,
+    /// Check of our output against NCO's.
+    pub check: Check,
+    /// First differences or the reason for not comparing.
+    pub check_detail: String,
+    /// Relative tolerance used.
+    pub rtol: f64,
+    /// Absolute tolerance used (floating point).
+    pub atol: f64,
+    /// Seconds to read the inputs and write an output of NCO's output size (None: n/a).
+    pub io_floor: Option<f64>,
+}
+
+impl Row {
+    /// True when this row makes the run fail: a failure, a crash, a wrong answer.
+    pub fn failed(&self) -> bool {
+        self.ours.state == State::Failed
+            || self.nco.state == State::Failed
+            || self.check == Check::Different
+    }
+
+    /// True when a binary (ours or NCO) was missing.
+    pub fn missing(&self) -> bool {
+        matches!(self.ours.state, State::NotBuilt) || matches!(self.nco.state, State::NotInstalled)
+    }
+}
+
+/// Settings that qualify every number.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunInfo {
+    /// Start time (UTC, RFC 3339-ish).
+    pub date: String,
+    /// Host name and kernel.
+    pub host: String,
+    /// Load averages (1, 5, 15 min) when the run started and ended: other work on the
+    /// machine inflates wall times (CPU times much less).
+    pub load_start: String,
+    /// Load averages at the end.
+    pub load_end: String,
+    /// CPUs available.
+    pub cpus: usize,
+    /// Warm or cold page cache, with the method.
+    pub cache: String,
+    /// Threads passed to the tools (`None`: each tool's default).
+    pub threads: Option<usize>,
+    /// CPU pinning.
+    pub pin_cpu: Option<usize>,
+    /// Repeats per tool per row.
+    pub repeats: usize,
+    /// Repeats for CDO.
+    pub cdo_repeats: usize,
+    /// Files for multi-file rows.
+    pub files: usize,
+    /// Size factor of the generated files.
+    pub scale: f64,
+    /// Data folder or URL.
+    pub source: String,
+    /// NCO version line.
+    pub nco_version: String,
+    /// CDO version line.
+    pub cdo_version: String,
+    /// Peak RSS of `/bin/true` spawned the same way (the floor of the memory column).
+    pub baseline_rss: u64,
+    /// Our binaries' folder.
+    pub bin_dir: String,
+}
+
+/// The whole result.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// Settings.
+    pub info: RunInfo,
+    /// Rows in wishlist order.
+    pub rows: Vec<Row>,
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.0}", b as f64 / 1e6)
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or("-".into(), |x| format!("{x:.2}x"))
+}
+
+fn check_cell(r: &Row) -> String {
+    match r.check {
+        Check::Equal => format!("equal (rtol {:.0e})", r.rtol),
+        Check::Different => "WRONG ANSWER".into(),
+        Check::NotCompared => "-".into(),
+    }
+}
+
+/// Render the terminal table (plain text, aligned columns) with its header notes.
+pub fn table(rep: &Report) -> String {
+    let i = &rep.info;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "nco-bench: {} repeats per tool (median quoted; CDO {}), {} files for multi-file rows, scale {}, {} cache, threads {}, {}",
+        i.repeats,
+        i.cdo_repeats,
+        i.files,
+        i.scale,
+        i.cache,
+        i.threads.map_or("tool default".into(), |t| format!("-t {t}")),
+        i.pin_cpu.map_or("not pinned".into(), |c| format!("pinned to CPU {c}")),
+    );
+    let _ = writeln!(
+        s,
+        "host {} ({} CPUs), {}; {}; {}",
+        i.host, i.cpus, i.date, i.nco_version, i.cdo_version
+    );
+    let _ = writeln!(s, "load average at start {}, at end {} (other work inflates wall times; the CPU speed-up is steadier)", i.load_start, i.load_end);
+    let _ = writeln!(
+        s,
+        "times are wall seconds; vs NCO = NCO wall / ours (>1 = nco-rs faster), cpu = the same for user+sys; RSS = peak resident MB of the child, mapped file pages included (floor {} MB: /bin/true)",
+        mb(i.baseline_rss)
+    );
+    let header = [
+        "#",
+        "operation",
+        "file",
+        "ours s",
+        "user",
+        "sys",
+        "RSS",
+        "NCO s",
+        "user",
+        "sys",
+        "RSS",
+        "vs NCO",
+        "cpu",
+        "CDO s",
+        "vs CDO",
+        "I/O floor",
+        "check",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for r in &rep.rows {
+        let part = |t: &ToolRuns| -> [String; 4] {
+            match (&t.state, &t.median) {
+                (State::Ok, Some(m)) => [
+                    format!("{:.2}", m.wall),
+                    format!("{:.2}", m.user),
+                    format!("{:.2}", m.sys),
+                    mb(m.max_rss),
+                ],
+                _ => [t.cell(), String::new(), String::new(), String::new()],
+            }
+        };
+        let [ow, ou, osy, orss] = part(&r.ours);
+        let [nw, nu, ns, nrss] = part(&r.nco);
+        rows.push(vec![
+            r.id.clone(),
+            r.title.clone(),
+            r.geometry.clone(),
+            ow,
+            ou,
+            osy,
+            orss,
+            nw,
+            nu,
+            ns,
+            nrss,
+            ratio(r.speedup_vs_nco),
+            ratio(r.cpu_speedup_vs_nco),
+            r.cdo.cell(),
+            ratio(r.speedup_vs_cdo),
+            r.io_floor.map_or("-".into(), |f| format!("{f:.2}")),
+            check_cell(r),
+        ]);
+    }
+    let ncol = header.len();
+    let widths: Vec<usize> = (0..ncol)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (n, r) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for c in 0..ncol {
+            let w = widths[c];
+            let cell = &r[c];
+            if c == 1 || c == 2 || c == ncol - 1 {
+                let _ = write!(line, "{cell:<w$}");
+            } else {
+                let _ = write!(line, "{cell:>w$}");
+            }
+            if c + 1 < ncol {
+                line.push_str("  ");
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        if n == 0 {
+            let _ = writeln!(
+                s,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (ncol - 1))
+            );
+        }
+    }
+    let notes: Vec<String> = rep
+        .rows
+        .iter()
+        .flat_map(|r| {
+            let mut v = Vec::new();
+            for (who, t) in [("nco-rs", &r.ours), ("NCO", &r.nco), ("CDO", &r.cdo)] {
+                if matches!(
+                    t.state,
+                    State::Failed | State::NotBuilt | State::NotInstalled
+                ) {
+                    v.push(format!("row {}: {who} {}", r.id, t.detail));
+                }
+            }
+            if r.check == Check::Different {
+                v.push(format!(
+                    "row {}: our output differs from NCO's: {}",
+                    r.id,
+                    r.check_detail.replace('\n', "; ")
+                ));
+            }
+            v
+        })
+        .collect();
+    for n in notes {
+        let _ = writeln!(s, "{n}");
+    }
+    s
+}
+
+fn csv_field(x: &str) -> String {
+    if x.contains([',', '"', '\n']) {
+        format!("\"{}\"", x.replace('"', "\"\""))
+    } else {
+        x.to_string()
+    }
+}
+
+/// CSV, one line per row with medians; empty fields where a tool did not run.
+pub fn csv(rep: &Report) -> String {
+    let mut s = String::from(
+        "id,operation,operator,geometry,inputs,cache,threads,repeats,\
+ours_state,ours_wall_s,ours_user_s,ours_sys_s,ours_maxrss_bytes,ours_inblock_bytes,\
+nco_state,nco_wall_s,nco_user_s,nco_sys_s,nco_maxrss_bytes,nco_inblock_bytes,\
+cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command\n",
+    );
+    let state = |t: &ToolRuns| {
+        serde_json::to_value(&t.state)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    let m = |t: &ToolRuns| -> [String; 5] {
+        match (&t.state, &t.median) {
+            (State::Ok, Some(m)) => [
+                format!("{:.4}", m.wall),
+                format!("{:.4}", m.user),
+                format!("{:.4}", m.sys),
+                m.max_rss.to_string(),
+                m.in_bytes.to_string(),
+            ],
+            _ => Default::default(),
+        }
+    };
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
+    for r in &rep.rows {
+        let o = m(&r.ours);
+        let n = m(&r.nco);
+        let check = serde_json::to_value(&r.check)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let fields = [
+            r.id.clone(),
+            r.title.clone(),
+            r.operator.clone(),
+            r.geometry.clone(),
+            r.inputs.to_string(),
+            rep.info.cache.clone(),
+            rep.info.threads.map_or("default".into(), |t| t.to_string()),
+            rep.info.repeats.to_string(),
+            state(&r.ours),
+            o[0].clone(),
+            o[1].clone(),
+            o[2].clone(),
+            o[3].clone(),
+            o[4].clone(),
+            state(&r.nco),
+            n[0].clone(),
+            n[1].clone(),
+            n[2].clone(),
+            n[3].clone(),
+            n[4].clone(),
+            state(&r.cdo),
+            opt(r.cdo.wall()),
+            opt(r.speedup_vs_nco),
+            opt(r.cpu_speedup_vs_nco),
+            opt(r.speedup_vs_cdo),
+            opt(r.io_floor),
+            check,
+            format!("{:e}", r.rtol),
+            format!("{:e}", r.atol),
+            r.command.clone(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        s.push_str(&line.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+/// JSON of the whole report (settings, every run, medians, checks).
+pub fn json(rep: &Report) -> String {
+    serde_json::to_string_pretty(rep).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// SVG bar chart of speed-up against NCO per row, on a log2 axis with 1× marked; rows
+/// without a ratio are listed with the reason.
+pub fn svg(rep: &Report) -> String {
+    let longest = rep
+        .rows
+        .iter()
+        .map(|r| r.id.len() + r.title.len() + r.geometry.len() + 4)
+        .max()
+        .unwrap_or(20);
+    // About 7 px per character at 12 px sans-serif.
+    let left = (longest as f64 * 7.0 + 20.0).max(200.0);
+    let (bar_h, gap) = (22.0, 8.0);
+    let width = left + 570.0;
+    let plot_w = width - left - 90.0;
+    let n = rep.rows.len().max(1);
+    let height = 70.0 + n as f64 * (bar_h + gap) + 40.0;
+    let ratios: Vec<f64> = rep.rows.iter().filter_map(|r| r.speedup_vs_nco).collect();
+    let lo = ratios
+        .iter()
+        .copied()
+        .fold(0.5f64, f64::min)
+        .log2()
+        .floor()
+        .min(-1.0);
+    let hi = ratios
+        .iter()
+        .copied()
+        .fold(2.0f64, f64::max)
+        .log2()
+        .ceil()
+        .max(1.0);
+    let xpos = |r: f64| left + (r.log2() - lo) / (hi - lo) * plot_w;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="10" y="20" font-size="15" font-weight="bold">nco-rs speed-up over NCO (NCO wall / nco-rs wall, median of {}; {} cache)</text>"#,
+        rep.info.repeats,
+        xml(&rep.info.cache)
+    );
+    let top = 50.0;
+    let bottom = top + n as f64 * (bar_h + gap);
+    let mut e = lo as i32;
+    while e <= hi as i32 {
+        let x = xpos(2f64.powi(e));
+        let label = if e >= 0 {
+            format!("{}x", 1u64 << e)
+        } else {
+            format!("1/{}x", 1u64 << (-e))
+        };
+        let stroke = if e == 0 { "#000" } else { "#ccc" };
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+            bottom + 15.0
+        );
+        e += 1;
+    }
+    for (i, r) in rep.rows.iter().enumerate() {
+        let y = top + i as f64 * (bar_h + gap);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{} {} ({})</text>"#,
+            left - 8.0,
+            y + bar_h * 0.7,
+            xml(&r.id),
+            xml(&r.title),
+            xml(&r.geometry)
+        );
+        match r.speedup_vs_nco {
+            Some(v) => {
+                let x1 = xpos(1.0);
+                let x2 = xpos(v);
+                let (x, w) = if x2 >= x1 {
+                    (x1, x2 - x1)
+                } else {
+                    (x2, x1 - x2)
+                };
+                let colour = match (&r.check, v >= 1.0) {
+                    (Check::Different, _) => "#c0392b",
+                    (_, true) => "#2e86c1",
+                    (_, false) => "#e67e22",
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{bar_h}" fill="{colour}"/>"#,
+                    w.max(1.0)
+                );
+                let tag = if r.check == Check::Different {
+                    " WRONG ANSWER"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}">{v:.2}x{tag}</text>"#,
+                    x + w.max(1.0) + 4.0,
+                    y + bar_h * 0.7
+                );
+            }
+            None => {
+                let why = match (&r.ours.state, &r.nco.state) {
+                    (State::NotBuilt, _) => "nco-rs operator not built".to_string(),
+                    (State::Failed, _) => "nco-rs FAILED".to_string(),
+                    (_, State::NotInstalled) => "NCO not installed".to_string(),
+                    (_, State::Failed) => "NCO failed".to_string(),
+                    _ => "no ratio".to_string(),
+                };
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#777">{}</text>"##,
+                    xpos(1.0) + 4.0,
+                    y + bar_h * 0.7,
+                    xml(&why)
+                );
+            }
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn m(wall: f64) -> Measure {
+        Measure {
+            wall,
+            user: wall * 0.8,
+            sys: 0.1,
+            max_rss: 50_000_000,
+            in_bytes: 0,
+            out_bytes: 0,
+            code: Some(0),
+            signal: None,
+        }
+    }
+
+    fn ok(wall: f64) -> ToolRuns {
+        ToolRuns {
+            state: State::Ok,
+            detail: "prog".into(),
+            runs: vec![m(wall)],
+            median: Some(m(wall)),
+        }
+    }
+
+    pub(crate) fn sample() -> Report {
+        let base = Row {
+            id: "1".into(),
+            title: "ncwa average all variables to scalars".into(),
+            operator: "ncwa".into(),
+            geometry: "ipcc_dly_T85".into(),
+            inputs: 1,
+            command: "ncwa -O in.nc out.nc".into(),
+            ours: ok(2.0),
+            nco: ok(8.0),
+            cdo: ToolRuns::absent(State::NoEquivalent, "no CDO equivalent"),
+            speedup_vs_nco: Some(4.0),
+            speedup_vs_cdo: None,
+            cpu_speedup_vs_nco: Some(3.0),
+            check: Check::Equal,
+            check_detail: String::new(),
+            rtol: 1e-5,
+            atol: 1e-6,
+            io_floor: Some(0.5),
+        };
+        let mut r2 = base.clone();
+        r2.id = "2".into();
+        r2.title = "ncra time-average 4 files".into();
+        r2.operator = "ncra".into();
+        r2.ours = ToolRuns::absent(State::NotBuilt, "ncra not built (looked in /x)");
+        r2.speedup_vs_nco = None;
+        r2.check = Check::NotCompared;
+        r2.command = "ncra -O a.nc, b.nc out.nc".into();
+        let mut r3 = base.clone();
+        r3.id = "4".into();
+        r3.ours = ok(1.0);
+        r3.speedup_vs_nco = Some(8.0);
+        r3.check = Check::Different;
+        r3.check_detail = "d4_00: values differ".into();
+        Report {
+            info: RunInfo {
+                date: "2026-01-01T00:00:00Z".into(),
+                host: "test".into(),
+                load_start: "0.10 0.20 0.30".into(),
+                load_end: "0.40 0.50 0.60".into(),
+                cpus: 2,
+                cache: "warm".into(),
+                threads: None,
+                pin_cpu: None,
+                repeats: 3,
+                cdo_repeats: 1,
+                files: 4,
+                scale: 1.0,
+                source: "data".into(),
+                nco_version: "NCO 5.1.4".into(),
+                cdo_version: "CDO 2.1.1".into(),
+                baseline_rss: 1_500_000,
+                bin_dir: "target/release".into(),
+            },
+            rows: vec![base, r2, r3],
+        }
+    }
+
+    #[test]
+    fn table_shows_numbers_ratios_and_plain_states() {
+        let t = table(&sample());
+        let lines: Vec<&str> = t.lines().collect();
+        let row1 = lines.iter().find(|l| l.starts_with("1 ")).unwrap();
+        assert!(row1.contains("2.00"), "{row1}");
+        assert!(row1.contains("8.00"));
+        assert!(row1.contains("4.00x"));
+        assert!(row1.contains("50"), "RSS in MB: {row1}");
+        assert!(row1.contains("equal (rtol 1e-5)"));
+        let row2 = lines.iter().find(|l| l.starts_with("2 ")).unwrap();
+        assert!(row2.contains("not built"), "{row2}");
+        let row4 = lines.iter().find(|l| l.starts_with("4 ")).unwrap();
+        assert!(row4.contains("WRONG ANSWER"));
+        assert!(t.contains("row 2: nco-rs ncra not built"));
+        assert!(t.contains("row 4: our output differs from NCO's: d4_00: values differ"));
+        // columns aligned: every data line has the same position for "vs NCO"
+        assert!(lines[0].contains("warm cache"));
+    }
+
+    #[test]
+    fn csv_has_a_header_and_one_line_per_row_with_quoting() {
+        let c = csv(&sample());
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines.len(), 4);
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert_eq!(header[0], "id");
+        assert_eq!(header.len(), 30);
+        assert!(lines[1].starts_with("1,ncwa average all variables to scalars,ncwa,ipcc_dly_T85,1,warm,default,3,ok,2.0000,1.6000,0.1000,50000000,0,ok,8.0000"));
+        assert!(lines[1].contains(",4.0000,3.0000,"));
+        assert!(lines[1].ends_with(",equal,1e-5,1e-6,ncwa -O in.nc out.nc"));
+        assert!(lines[2].contains(",not_built,,,,,,ok,"));
+        assert!(lines[2].ends_with("\"ncra -O a.nc, b.nc out.nc\""));
+        assert!(lines[3].contains(",different,"));
+    }
+
+    #[test]
+    fn json_round_trips_the_numbers() {
+        let j: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
+        assert_eq!(j["info"]["repeats"], 3);
+        assert_eq!(j["rows"][0]["ours"]["median"]["wall"], 2.0);
+        assert_eq!(j["rows"][0]["speedup_vs_nco"], 4.0);
+        assert_eq!(j["rows"][1]["ours"]["state"], "not_built");
+        assert_eq!(j["rows"][2]["check"], "different");
+    }
+
+    #[test]
+    fn svg_has_a_bar_per_ratio_and_reasons() {
+        let s = svg(&sample());
+        assert!(s.starts_with("<svg"));
+        assert!(s.trim_end().ends_with("</svg>"));
+        assert_eq!(s.matches("<rect").count(), 1 + 2); // background + two bars
+        assert!(s.contains("4.00x"));
+        assert!(s.contains("8.00x WRONG ANSWER"));
+        assert!(s.contains("nco-rs operator not built"));
+    }
+}

@@ -1,0 +1,694 @@
+//! `run`: the wishlist on the benchmark files, each operator a measured child process,
+//! ours and NCO's (and CDO's equivalent) alternating in the same run, then a check that
+//! our output equals NCO's.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::cache;
+use crate::compare::{compare, Tol};
+use crate::gen::{self, GenOptions, Geometry};
+use crate::proc::{self, Launch, Measure};
+use crate::report::{Check, Report, Row, RunInfo, State, ToolRuns};
+use crate::wishlist::{member_names, shell_line, Kind, Plan, Source, Tool};
+
+/// Options of `run`.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Data folder (generated files, links), unless `url`.
+    pub data_dir: PathBuf,
+    /// OPeNDAP base URL for the inputs (no generation, no eviction).
+    pub url: Option<String>,
+    /// Results folder (table, CSV, JSON, SVG).
+    pub out_dir: PathBuf,
+    /// Scratch folder for the operators' outputs and logs.
+    pub scratch: PathBuf,
+    /// Files for the multi-file rows.
+    pub files: usize,
+    /// Repeats per tool per row.
+    pub repeats: usize,
+    /// Repeats for CDO (informational; its station row reads the whole file per call).
+    pub cdo_repeats: usize,
+    /// `-t N` for NCO and us, `-P N` for CDO.
+    pub threads: Option<usize>,
+    /// Evict inputs from the page cache before every measured run.
+    pub cold: bool,
+    /// Pin every child to this CPU.
+    pub pin_cpu: Option<usize>,
+    /// Rows to run, each on a geometry.
+    pub rows: Vec<(Kind, Geometry)>,
+    /// Our binaries.
+    pub bin_dir: PathBuf,
+    /// NCO's binaries (`None`: search PATH).
+    pub nco_dir: Option<PathBuf>,
+    /// Run NCO.
+    pub with_nco: bool,
+    /// Run CDO where it has an equivalent.
+    pub with_cdo: bool,
+    /// Relative tolerance override for the check.
+    pub rtol: Option<f64>,
+    /// Generation settings for missing files.
+    pub gen: GenOptions,
+    /// Keep the operators' outputs in the scratch folder.
+    pub keep_outputs: bool,
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.is_file()
+        && p.metadata()
+            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// Our binary for `kind` in `bin_dir` (primary name or an alias).
+pub fn find_ours(kind: Kind, bin_dir: &Path) -> Option<PathBuf> {
+    std::iter::once(kind.operator())
+        .chain(kind.aliases().iter().copied())
+        .map(|n| bin_dir.join(n))
+        .find(|p| is_executable(p))
+}
+
+/// A program on PATH (or in `dir`), never from `exclude` (our own folder).
+pub fn find_program(names: &[&str], dir: Option<&Path>, exclude: &Path) -> Option<PathBuf> {
+    let ex = exclude.canonicalize().ok();
+    let dirs: Vec<PathBuf> = match dir {
+        Some(d) => vec![d.to_path_buf()],
+        None => std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default(),
+    };
+    for n in names {
+        for d in &dirs {
+            if d.canonicalize().ok().is_some_and(|c| Some(c) == ex) {
+                continue;
+            }
+            let p = d.join(n);
+            if is_executable(&p) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn first_line_of(argv: &[&str]) -> String {
+    std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .ok()
+        .map(|o| {
+            let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
+            t.push_str(&String::from_utf8_lossy(&o.stderr));
+            t.lines()
+                .find(|l| l.contains("version"))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+fn last_log_line(p: &Path) -> String {
+    std::fs::read_to_string(p)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// Unique real files behind `inputs` (links resolved), for eviction and the I/O floor.
+fn real_files(inputs: &[String]) -> Vec<PathBuf> {
+    let mut set = BTreeSet::new();
+    for i in inputs {
+        if let Ok(c) = Path::new(i).canonicalize() {
+            set.insert(c);
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// Create `<stem>_NN.nc` links to `<stem>.nc` for the multi-file rows.
+fn make_links(dir: &Path, geo: Geometry, n: usize) -> Result<()> {
+    let target = gen::file_name(geo, 0);
+    for name in member_names(geo, n) {
+        let p = dir.join(&name);
+        if std::fs::read_link(&p).is_ok_and(|t| t == Path::new(&target)) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(&target, &p)
+            .with_context(|| format!("cannot create the link {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Read every input once (like `cat` to /dev/null) and write `out_bytes` to a scratch
+/// file: the time no implementation can beat on this machine (for this cache state).
+fn io_floor(inputs: &[String], out_bytes: u64, scratch: &Path, cold: bool) -> Result<f64> {
+    if cold {
+        for f in real_files(inputs) {
+            cache::evict(&f)?;
+        }
+    }
+    let mut buf = vec![0u8; 8 << 20];
+    let start = Instant::now();
+    for i in inputs {
+        let mut f = std::fs::File::open(i)?;
+        while f.read(&mut buf)? > 0 {}
+    }
+    let tmp = scratch.join(format!(".io_floor.{}", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        buf.fill(1);
+        let mut left = out_bytes;
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            f.write_all(&buf[..n])?;
+            left -= n as u64;
+        }
+    }
+    let t = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(tmp);
+    Ok(t)
+}
+
+struct Side {
+    tool: Tool,
+    prog: PathBuf,
+    cmds: Vec<Vec<String>>,
+    outs: Vec<PathBuf>,
+    log: PathBuf,
+    runs: Vec<Measure>,
+    failed: Option<String>,
+}
+
+fn remove_outputs(outs: &[PathBuf]) {
+    for o in outs {
+        let _ = std::fs::remove_file(o);
+    }
+}
+
+fn run_side(side: &mut Side, inputs: &[String], opt: &RunOptions, launch: &Launch) {
+    if opt.cold && opt.url.is_none() {
+        for f in real_files(inputs) {
+            if let Err(e) = cache::evict(&f) {
+                eprintln!("nco-bench: warning: {e:#}");
+            }
+        }
+    }
+    remove_outputs(&side.outs);
+    let mut total = Measure {
+        code: Some(0),
+        ..Default::default()
+    };
+    for argv in &side.cmds {
+        match proc::run(argv, Some(&side.log), launch) {
+            Ok(m) => {
+                total.accumulate(&m);
+                if !m.ok() {
+                    let why = last_log_line(&side.log);
+                    side.failed = Some(format!(
+                        "{} ({}){}",
+                        m.status_text(),
+                        shell_line(argv),
+                        if why.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {why}")
+                        }
+                    ));
+                    break;
+                }
+            }
+            Err(e) => {
+                side.failed = Some(format!("cannot start {}: {e}", argv[0]));
+                break;
+            }
+        }
+    }
+    side.runs.push(total);
+}
+
+fn tool_runs(side: &Side) -> ToolRuns {
+    match &side.failed {
+        Some(why) => ToolRuns {
+            state: State::Failed,
+            detail: why.clone(),
+            runs: side.runs.clone(),
+            median: None,
+        },
+        None => ToolRuns {
+            state: State::Ok,
+            detail: side.prog.display().to_string(),
+            median: Some(proc::median_measure(&side.runs)),
+            runs: side.runs.clone(),
+        },
+    }
+}
+
+/// Give freed heap memory back to the system. A child's peak RSS starts at the harness's
+/// RSS when it is spawned (Linux keeps it across exec), so the harness stays small.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim only releases free memory of glibc's allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Run one row.
+pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Option<&str>) -> Row {
+    let kind = plan.kind;
+    let (rtol0, atol, atol_int) = plan.tolerance();
+    let rtol = opt.rtol.unwrap_or(rtol0);
+    let tag = format!("row{}_{}", kind.id(), plan.geo.stem());
+    let mut row = Row {
+        id: kind.id().into(),
+        title: kind.title(plan.files),
+        operator: kind.operator().into(),
+        geometry: plan.geo.stem().into(),
+        inputs: plan.inputs.len(),
+        command: String::new(),
+        ours: ToolRuns::absent(State::Skipped, ""),
+        nco: ToolRuns::absent(State::Skipped, ""),
+        cdo: ToolRuns::absent(State::Skipped, ""),
+        speedup_vs_nco: None,
+        speedup_vs_cdo: None,
+        cpu_speedup_vs_nco: None,
+        check: Check::NotCompared,
+        check_detail: String::new(),
+        rtol,
+        atol,
+        io_floor: None,
+    };
+    if let Some((c, _)) = plan.commands(
+        Tool::Ours,
+        kind.operator(),
+        opt.threads,
+        &opt.scratch.join(&tag),
+    ) {
+        row.command = c.first().map(|a| shell_line(a)).unwrap_or_default();
+        if c.len() > 1 {
+            row.command
+                .push_str(&format!("  (and {} more calls)", c.len() - 1));
+        }
+    }
+    if let Some(p) = input_problem {
+        let msg = format!("input not available: {p}");
+        row.ours = ToolRuns::absent(State::Failed, msg.clone());
+        row.nco = ToolRuns::absent(State::Failed, msg);
+        return row;
+    }
+    let logs = opt.scratch.join("logs");
+    let _ = std::fs::create_dir_all(&logs);
+    let mut sides: Vec<Side> = Vec::new();
+    let make = |tool: Tool, prog: PathBuf| -> Option<Side> {
+        let prefix = opt.scratch.join(format!("{tag}_{}", tool.label()));
+        let (cmds, outs) = plan.commands(tool, &prog.to_string_lossy(), opt.threads, &prefix)?;
+        let log = logs.join(format!("{tag}_{}.log", tool.label()));
+        let _ = std::fs::remove_file(&log);
+        Some(Side {
+            tool,
+            prog,
+            cmds,
+            outs,
+            log,
+            runs: Vec::new(),
+            failed: None,
+        })
+    };
+    match find_ours(kind, &opt.bin_dir) {
+        Some(p) => sides.extend(make(Tool::Ours, p)),
+        None => {
+            row.ours = ToolRuns::absent(
+                State::NotBuilt,
+                format!(
+                    "{} is not built (looked in {})",
+                    kind.operator(),
+                    opt.bin_dir.display()
+                ),
+            )
+        }
+    }
+    if opt.with_nco {
+        let mut names = vec![kind.operator()];
+        names.extend(kind.aliases());
+        match find_program(&names, opt.nco_dir.as_deref(), &opt.bin_dir) {
+            Some(p) => sides.extend(make(Tool::Nco, p)),
+            None => {
+                row.nco = ToolRuns::absent(
+                    State::NotInstalled,
+                    format!("{} not found on PATH", kind.operator()),
+                )
+            }
+        }
+    }
+    if opt.with_cdo {
+        let probe = plan
+            .commands(Tool::Cdo, "cdo", None, Path::new("x"))
+            .is_some();
+        if !probe {
+            row.cdo = ToolRuns::absent(State::NoEquivalent, "no CDO equivalent");
+        } else {
+            match find_program(&["cdo"], None, &opt.bin_dir) {
+                Some(p) => sides.extend(make(Tool::Cdo, p)),
+                None => row.cdo = ToolRuns::absent(State::NotInstalled, "cdo not found on PATH"),
+            }
+        }
+    }
+    trim_heap();
+    // Alternate: ours first on even repeats, NCO first on odd ones; CDO last.
+    for rep in 0..opt.repeats.max(opt.cdo_repeats) {
+        let mut order: Vec<usize> = (0..sides.len()).collect();
+        order.sort_by_key(|&i| match (sides[i].tool, rep % 2) {
+            (Tool::Ours, 0) | (Tool::Nco, 1) => 0,
+            (Tool::Cdo, _) => 2,
+            _ => 1,
+        });
+        for i in order {
+            if sides[i].tool == Tool::Cdo && rep >= opt.cdo_repeats {
+                continue;
+            }
+            if sides[i].tool != Tool::Cdo && rep >= opt.repeats {
+                continue;
+            }
+            if sides[i].failed.is_none() {
+                run_side(&mut sides[i], &plan.inputs, opt, launch);
+            }
+        }
+    }
+    for s in &sides {
+        let tr = tool_runs(s);
+        match s.tool {
+            Tool::Ours => row.ours = tr,
+            Tool::Nco => row.nco = tr,
+            Tool::Cdo => row.cdo = tr,
+        }
+    }
+    if let (Some(o), Some(n)) = (row.ours.wall(), row.nco.wall()) {
+        row.speedup_vs_nco = Some(n / o.max(1e-9));
+    }
+    let cpu = |t: &ToolRuns| t.wall().and(t.median.as_ref()).map(|m| m.user + m.sys);
+    if let (Some(o), Some(n)) = (cpu(&row.ours), cpu(&row.nco)) {
+        row.cpu_speedup_vs_nco = Some(n / o.max(1e-9));
+    }
+    if let (Some(o), Some(c)) = (row.ours.wall(), row.cdo.wall()) {
+        row.speedup_vs_cdo = Some(c / o.max(1e-9));
+    }
+    // Check our outputs against NCO's.
+    let ours = sides.iter().find(|s| s.tool == Tool::Ours);
+    let nco = sides.iter().find(|s| s.tool == Tool::Nco);
+    match (ours, nco) {
+        (Some(o), Some(n)) if o.failed.is_none() && n.failed.is_none() => {
+            let tol = Tol {
+                rtol,
+                atol,
+                atol_int,
+            };
+            let mut problems = Vec::new();
+            for (a, b) in o.outs.iter().zip(&n.outs) {
+                match compare(&a.to_string_lossy(), &b.to_string_lossy(), tol) {
+                    Ok(None) => {}
+                    Ok(Some(d)) => problems.push(format!("{}: {d}", a.display())),
+                    Err(e) => problems.push(format!("{e:#}")),
+                }
+                if !problems.is_empty() {
+                    break;
+                }
+            }
+            if problems.is_empty() {
+                row.check = Check::Equal;
+                row.check_detail = format!(
+                    "{} output file(s) equal within rtol {rtol:e}, atol {atol:e}",
+                    o.outs.len()
+                );
+            } else {
+                row.check = Check::Different;
+                row.check_detail = problems.join("\n");
+            }
+        }
+        _ => row.check_detail = "not compared: needs successful runs of both nco-rs and NCO".into(),
+    }
+    // I/O floor: read the inputs, write an output as big as NCO's (or ours).
+    if kind.has_io_floor() && opt.url.is_none() {
+        let size = [nco, ours]
+            .into_iter()
+            .flatten()
+            .filter(|s| s.failed.is_none())
+            .find_map(|s| {
+                s.outs
+                    .first()
+                    .and_then(|p| p.metadata().ok())
+                    .map(|m| m.len())
+            });
+        if let Some(bytes) = size {
+            match io_floor(&plan.inputs, bytes, &opt.scratch, opt.cold) {
+                Ok(t) => row.io_floor = Some(t),
+                Err(e) => eprintln!("nco-bench: warning: I/O floor of row {}: {e:#}", row.id),
+            }
+        }
+    }
+    if !opt.keep_outputs {
+        for s in &sides {
+            remove_outputs(&s.outs);
+        }
+    }
+    row
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn host_line() -> String {
+    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let k = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{} Linux {}", h.trim(), k.trim())
+}
+
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Write `text` to `path` through a temporary name.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename to {}", path.display()))?;
+    Ok(())
+}
+
+/// Generate one file in a child `nco-bench gen`, so that the harness stays small (a
+/// measured child's peak RSS starts at the harness's RSS at spawn).
+fn gen_in_child(geo: Geometry, variant: u32, g: &GenOptions) -> std::result::Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find nco-bench itself: {e}"))?;
+    let which = match (geo, variant) {
+        (Geometry::Ipcc, 0) => "ipcc",
+        (Geometry::Ipcc, _) => "partner",
+        (Geometry::Stl, 0) => "stl",
+        (Geometry::Stl, _) => "stl_b",
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("gen")
+        .arg("--exact-dir")
+        .arg(&g.dir)
+        .args(["--which", which, "--format", gen::format_name(g.format)])
+        .args(["--scale", &g.scale.to_string()]);
+    if let Some(l) = g.deflate {
+        cmd.args(["--deflate", &l.to_string()]);
+    }
+    if g.shuffle {
+        cmd.arg("--shuffle");
+    }
+    if !g.chunks.is_empty() {
+        let spec: Vec<String> = g.chunks.iter().map(|(d, n)| format!("{d}={n}")).collect();
+        cmd.args(["--chunk", &spec.join(",")]);
+    }
+    if g.force {
+        cmd.arg("--force");
+    }
+    if !g.sync {
+        cmd.arg("--no-sync");
+    }
+    let st = cmd
+        .status()
+        .map_err(|e| format!("cannot run nco-bench gen: {e}"))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} could not be generated in {} (see the error above)",
+            gen::file_name(geo, variant),
+            g.dir.display()
+        ))
+    }
+}
+
+/// Prepare inputs (generate missing files, links), run every row, and return the report.
+pub fn run_all(opt: &RunOptions) -> Result<Report> {
+    let mut opt = opt.clone();
+    if let Err(e) = std::fs::create_dir_all(&opt.scratch) {
+        let alt = std::env::temp_dir().join(format!("nco-bench-scratch.{}", std::process::id()));
+        eprintln!(
+            "nco-bench: warning: cannot create the scratch folder {} ({e}); using {}",
+            opt.scratch.display(),
+            alt.display()
+        );
+        std::fs::create_dir_all(&alt)
+            .with_context(|| format!("cannot create {}", alt.display()))?;
+        opt.scratch = alt;
+    }
+    let opt = &opt;
+    let src = match &opt.url {
+        Some(u) => Source::Url(u.clone()),
+        None => Source::Dir(opt.data_dir.clone()),
+    };
+    // Generate what the chosen rows need, once per file; remember failures per file.
+    let mut problems: Vec<((Geometry, u32), String)> = Vec::new();
+    if opt.url.is_none() {
+        let mut need: BTreeSet<(u8, u32)> = BTreeSet::new();
+        for &(k, g) in &opt.rows {
+            let gi = if g == Geometry::Ipcc { 0 } else { 1 };
+            need.insert((gi, 0));
+            if k == Kind::Ncbo {
+                need.insert((gi, 1));
+            }
+        }
+        for (gi, variant) in need {
+            let geo = if gi == 0 {
+                Geometry::Ipcc
+            } else {
+                Geometry::Stl
+            };
+            if let Err(e) = gen_in_child(geo, variant, &opt.gen) {
+                eprintln!("nco-bench: error: {e}");
+                problems.push(((geo, variant), e));
+            }
+        }
+        let max_files = opt.files.max(1);
+        for geo in [Geometry::Ipcc, Geometry::Stl] {
+            if opt
+                .rows
+                .iter()
+                .any(|&(k, g)| g == geo && matches!(k, Kind::Ncra | Kind::Nces))
+                && !problems.iter().any(|((g, v), _)| *g == geo && *v == 0)
+            {
+                if let Err(e) = make_links(&opt.data_dir, geo, max_files) {
+                    eprintln!("nco-bench: error: {e:#}");
+                    problems.push(((geo, 0), format!("{e:#}")));
+                }
+            }
+        }
+    }
+    let launch = Launch {
+        pin_cpu: opt.pin_cpu,
+    };
+    trim_heap();
+    let baseline = proc::run(&["true".to_string()], None, &launch).map_or(0, |m| m.max_rss);
+    let nco_version = if opt.with_nco {
+        match find_program(&["ncks"], opt.nco_dir.as_deref(), &opt.bin_dir) {
+            Some(p) => first_line_of(&[&p.to_string_lossy(), "--version"]),
+            None => "NCO not found".into(),
+        }
+    } else {
+        "NCO not run".into()
+    };
+    let cdo_version = if opt.with_cdo {
+        match find_program(&["cdo"], None, &opt.bin_dir) {
+            Some(p) => first_line_of(&[&p.to_string_lossy(), "--version"]),
+            None => "CDO not found".into(),
+        }
+    } else {
+        "CDO not run".into()
+    };
+    let info = RunInfo {
+        date: utc_now(),
+        host: host_line(),
+        load_start: loadavg(),
+        load_end: String::new(),
+        cpus: cache::cpus_allowed(),
+        cache: if opt.url.is_some() {
+            "remote (OPeNDAP)".into()
+        } else if opt.cold {
+            "cold (inputs evicted with posix_fadvise DONTNEED before each run; guest page cache only)".into()
+        } else {
+            "warm".into()
+        },
+        threads: opt.threads,
+        pin_cpu: opt.pin_cpu,
+        repeats: opt.repeats,
+        cdo_repeats: opt.cdo_repeats,
+        files: opt.files,
+        scale: opt.gen.scale,
+        source: match &src {
+            Source::Dir(d) => d.display().to_string(),
+            Source::Url(u) => u.clone(),
+        },
+        nco_version,
+        cdo_version,
+        baseline_rss: baseline,
+        bin_dir: opt.bin_dir.display().to_string(),
+    };
+    let mut rows = Vec::new();
+    for &(kind, geo) in &opt.rows {
+        let plan = Plan::new(kind, geo, opt.files, opt.gen.scale, &src);
+        let problem = problems
+            .iter()
+            .find(|((g, v), _)| *g == geo && (*v == 0 || kind == Kind::Ncbo))
+            .map(|(_, e)| e.as_str());
+        let t0 = Instant::now();
+        eprintln!(
+            "nco-bench: row {} {} on {} ...",
+            kind.id(),
+            kind.title(opt.files),
+            geo.stem()
+        );
+        let row = run_row(&plan, opt, &launch, problem);
+        let fmt = |t: &ToolRuns| match t.wall() {
+            Some(w) => format!("{w:.2} s"),
+            None => format!("{:?}", t.state).to_lowercase(),
+        };
+        eprintln!(
+            "nco-bench: row {}: nco-rs {}, NCO {}, CDO {}, check {:?} ({:.0} s)",
+            row.id,
+            fmt(&row.ours),
+            fmt(&row.nco),
+            fmt(&row.cdo),
+            row.check,
+            t0.elapsed().as_secs_f64()
+        );
+        rows.push(row);
+    }
+    let mut info = info;
+    info.load_end = loadavg();
+    Ok(Report { info, rows })
+}

@@ -1,0 +1,550 @@
+//! The operator wishlist of NCO's benchmark (Zender & Mangalam; `nco_bm.pl --benchmark`),
+//! as command lines for our operators, NCO's and, where it has an equivalent, CDO's.
+//!
+//! Each row runs the same arguments through our binary and NCO's; only the program
+//! differs. CDO rows are equivalents (same data work, different metadata) and are timed
+//! but not checked.
+
+use std::path::{Path, PathBuf};
+
+use crate::gen::{dims_for, Geometry};
+
+/// Which implementation runs a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Tool {
+    /// nco-rs.
+    Ours,
+    /// NCO 5.1.4.
+    Nco,
+    /// CDO.
+    Cdo,
+}
+
+impl Tool {
+    /// Short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tool::Ours => "nco-rs",
+            Tool::Nco => "NCO",
+            Tool::Cdo => "CDO",
+        }
+    }
+}
+
+/// The operations of the wishlist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Kind {
+    /// 1. ncwa averaging all variables to scalars.
+    Ncwa,
+    /// 2. ncra time-averaging N files.
+    Ncra,
+    /// 3. nces (ncea) averaging N files.
+    Nces,
+    /// 4. ncbo differencing two files.
+    Ncbo,
+    /// 5a. ncks extracting 50 station points (50 calls).
+    Stations,
+    /// 5b. ncks with many `-d` slabs in one call.
+    MultiSlab,
+    /// 6. ncap2 long algebraic operation.
+    Ncap2,
+    /// 7. ncpdq packing the file.
+    Pack,
+    /// 8. ncpdq dimension-order reversal.
+    Reverse,
+}
+
+/// All kinds in wishlist order.
+pub const ALL: [Kind; 9] = [
+    Kind::Ncwa,
+    Kind::Ncra,
+    Kind::Nces,
+    Kind::Ncbo,
+    Kind::Stations,
+    Kind::MultiSlab,
+    Kind::Ncap2,
+    Kind::Pack,
+    Kind::Reverse,
+];
+
+impl Kind {
+    /// Row number as in the issue ("1".."8", with "5a"/"5b").
+    pub fn id(self) -> &'static str {
+        match self {
+            Kind::Ncwa => "1",
+            Kind::Ncra => "2",
+            Kind::Nces => "3",
+            Kind::Ncbo => "4",
+            Kind::Stations => "5a",
+            Kind::MultiSlab => "5b",
+            Kind::Ncap2 => "6",
+            Kind::Pack => "7",
+            Kind::Reverse => "8",
+        }
+    }
+
+    /// Operator binary name (NCO's primary name).
+    pub fn operator(self) -> &'static str {
+        match self {
+            Kind::Ncwa => "ncwa",
+            Kind::Ncra => "ncra",
+            Kind::Nces => "nces",
+            Kind::Ncbo => "ncbo",
+            Kind::Stations | Kind::MultiSlab => "ncks",
+            Kind::Ncap2 => "ncap2",
+            Kind::Pack | Kind::Reverse => "ncpdq",
+        }
+    }
+
+    /// Other names the same operator may be installed under.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Kind::Nces => &["ncea"],
+            Kind::Ncbo => &["ncdiff"],
+            _ => &[],
+        }
+    }
+
+    /// Description for the table.
+    pub fn title(self, files: usize) -> String {
+        match self {
+            Kind::Ncwa => "ncwa average all variables to scalars".into(),
+            Kind::Ncra => format!("ncra time-average {files} files"),
+            Kind::Nces => format!("nces ensemble-average {files} files"),
+            Kind::Ncbo => "ncbo difference two files".into(),
+            Kind::Stations => format!("ncks {STATIONS} station points ({STATIONS} calls)"),
+            Kind::MultiSlab => "ncks multi-slab, one call, 16 -d slabs".into(),
+            Kind::Ncap2 => "ncap2 long algebra (5 statements)".into(),
+            Kind::Pack => "ncpdq pack the file (-P all_new)".into(),
+            Kind::Reverse => "ncpdq reverse all dimensions".into(),
+        }
+    }
+
+    /// Parse `1`, `5a`, `ncwa`, `stations`, ... .
+    pub fn parse(s: &str) -> Option<Kind> {
+        ALL.iter().copied().find(|k| {
+            k.id() == s
+                || match k {
+                    Kind::Stations => s == "stations" || s == "5",
+                    Kind::MultiSlab => s == "multislab" || s == "slabs",
+                    Kind::Pack => s == "pack",
+                    Kind::Reverse => s == "reverse" || s == "rev",
+                    Kind::Nces => s == "nces" || s == "ncea",
+                    Kind::Ncbo => s == "ncbo" || s == "ncdiff",
+                    _ => s == k.operator(),
+                }
+        })
+    }
+
+    /// Geometry NCO's own benchmark uses for this operation.
+    pub fn natural_geometry(self) -> Geometry {
+        match self {
+            Kind::Nces => Geometry::Stl,
+            _ => Geometry::Ipcc,
+        }
+    }
+
+    /// Whether the operation makes sense on `geo` (ncra needs a record dimension).
+    pub fn applies_to(self, geo: Geometry) -> bool {
+        !(self == Kind::Ncra && geo == Geometry::Stl)
+    }
+
+    /// Whether an I/O floor (read all inputs + write the output) is meaningful.
+    pub fn has_io_floor(self) -> bool {
+        !matches!(self, Kind::Stations | Kind::MultiSlab)
+    }
+}
+
+/// Number of station points of row 5a.
+pub const STATIONS: usize = 50;
+
+/// Where inputs come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// Local folder holding the generated files (and the `_NN` links).
+    Dir(PathBuf),
+    /// OPeNDAP base URL (no eviction, no generation).
+    Url(String),
+}
+
+impl Source {
+    /// Path or URL of `name`.
+    pub fn locate(&self, name: &str) -> String {
+        match self {
+            Source::Dir(d) => d.join(name).to_string_lossy().into_owned(),
+            Source::Url(u) => format!("{}/{}", u.trim_end_matches('/'), name),
+        }
+    }
+}
+
+/// A concrete row: operation on a geometry with its inputs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Operation.
+    pub kind: Kind,
+    /// Geometry.
+    pub geo: Geometry,
+    /// Multi-file count.
+    pub files: usize,
+    /// Grid (lat, lon) of the geometry at the chosen scale.
+    pub grid: (usize, usize),
+    /// Input paths or URLs, as passed to the operator.
+    pub inputs: Vec<String>,
+}
+
+/// Names of the `n` multi-file inputs of `geo` (`<stem>_00.nc`...).
+pub fn member_names(geo: Geometry, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("{}_{i:02}.nc", geo.stem()))
+        .collect()
+}
+
+impl Plan {
+    /// Build the row for `kind` on `geo`.
+    pub fn new(kind: Kind, geo: Geometry, files: usize, scale: f64, src: &Source) -> Plan {
+        let (_, _, nlat, nlon) = dims_for(geo, scale);
+        let main = crate::gen::file_name(geo, 0);
+        let inputs = match kind {
+            // Local: links `<stem>_NN.nc` (distinct names, as NCO's benchmark); remote:
+            // the same URL `files` times.
+            Kind::Ncra | Kind::Nces => match src {
+                Source::Dir(_) => member_names(geo, files)
+                    .iter()
+                    .map(|n| src.locate(n))
+                    .collect(),
+                Source::Url(_) => vec![src.locate(&main); files],
+            },
+            Kind::Ncbo => vec![
+                src.locate(&main),
+                src.locate(&crate::gen::file_name(geo, 1)),
+            ],
+            _ => vec![src.locate(&main)],
+        };
+        Plan {
+            kind,
+            geo,
+            files,
+            grid: (nlat, nlon),
+            inputs,
+        }
+    }
+
+    /// The 50 station points `(lat index, lon index)`, deterministic.
+    pub fn stations(&self) -> Vec<(usize, usize)> {
+        let (nlat, nlon) = self.grid;
+        let mut s: u64 = 0x2545_F491_4F6C_DD1D;
+        (0..STATIONS)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let y = ((s >> 33) as usize) % nlat;
+                let x = ((s >> 13) as usize) % nlon;
+                (y, x)
+            })
+            .collect()
+    }
+
+    /// The `-d` arguments of the multi-slab row: 8 disjoint ascending slabs on each of
+    /// lat and lon, each about 1/32 of the axis.
+    pub fn multislab_args(&self) -> Vec<String> {
+        let (nlat, nlon) = self.grid;
+        let mut a = Vec::new();
+        for (name, n) in [("lat", nlat), ("lon", nlon)] {
+            let w = (n / 32).max(1);
+            let mut last_end: Option<usize> = None;
+            for i in 0..8 {
+                let start = (i * n / 8).max(last_end.map_or(0, |e| e + 1));
+                if start >= n {
+                    break;
+                }
+                let end = (start + w - 1).min(n - 1);
+                a.push("-d".to_string());
+                a.push(format!("{name},{start},{end}"));
+                last_end = Some(end);
+            }
+        }
+        a
+    }
+
+    /// The ncap2 script (several statements over the highest-rank variables).
+    pub fn ncap2_script(&self) -> String {
+        let v = |i: usize| match self.geo {
+            Geometry::Ipcc => format!("d4_{i:02}"),
+            Geometry::Stl => format!("d2_{:02}", i % 8),
+        };
+        format!(
+            "a1={}*{}+{};a2=({}-{})/{};a3=sqrt({}*{}+{}*{});a4={}*{}*{}-{}/{};a5=(a1+a2)*a3-a4;",
+            v(0),
+            v(1),
+            v(2),
+            v(3),
+            v(4),
+            v(5),
+            v(6),
+            v(6),
+            v(7),
+            v(7),
+            v(8),
+            v(9),
+            v(10),
+            v(11),
+            v(12)
+        )
+    }
+
+    /// Command lines for `tool` run as program `prog`, writing under `out` (a path prefix);
+    /// returns the commands (run in sequence) and the output files they produce.
+    /// `None` when the tool has no equivalent.
+    pub fn commands(
+        &self,
+        tool: Tool,
+        prog: &str,
+        threads: Option<usize>,
+        out: &Path,
+    ) -> Option<(Vec<Vec<String>>, Vec<PathBuf>)> {
+        let s = |x: &str| x.to_string();
+        let outp = |suffix: &str| PathBuf::from(format!("{}{suffix}.nc", out.display()));
+        let o = outp("");
+        let os = o.to_string_lossy().into_owned();
+        let mut head = vec![s(prog)];
+        if tool == Tool::Cdo {
+            head.push(s("-O"));
+            head.push(s("-s"));
+            if let Some(t) = threads {
+                head.push(s("-P"));
+                head.push(t.to_string());
+            }
+        } else {
+            head.push(s("-O"));
+            if let Some(t) = threads {
+                head.push(s("-t"));
+                head.push(t.to_string());
+            }
+        }
+        let with = |mut h: Vec<String>, rest: Vec<String>| {
+            h.extend(rest);
+            h
+        };
+        let ins = self.inputs.clone();
+        let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
+        match (tool, self.kind) {
+            (Tool::Cdo, Kind::Ncwa | Kind::MultiSlab | Kind::Reverse) => None,
+            (Tool::Cdo, Kind::Ncra) => {
+                // `cdo timmean -cat [ f1 f2 ... ] out`: the mean over all records of all files.
+                let mut r = vec![s("timmean"), s("-cat"), s("[")];
+                r.extend(ins);
+                r.push(s("]"));
+                r.push(os);
+                one(r)
+            }
+            (Tool::Cdo, Kind::Nces) => {
+                let mut r = vec![s("ensmean")];
+                r.extend(ins);
+                r.push(os);
+                one(r)
+            }
+            (Tool::Cdo, Kind::Ncbo) => one(vec![s("sub"), ins[0].clone(), ins[1].clone(), os]),
+            (Tool::Cdo, Kind::Ncap2) => one(vec![
+                format!("expr,{}", self.ncap2_script()),
+                ins[0].clone(),
+                os,
+            ]),
+            (Tool::Cdo, Kind::Pack) => one(vec![s("pack"), ins[0].clone(), os]),
+            (Tool::Cdo, Kind::Stations) => {
+                let mut cmds = Vec::new();
+                let mut outs = Vec::new();
+                for (i, (y, x)) in self.stations().into_iter().enumerate() {
+                    let oi = outp(&format!("_{i:02}"));
+                    cmds.push(with(
+                        head.clone(),
+                        vec![
+                            format!("selindexbox,{},{},{},{}", x + 1, x + 1, y + 1, y + 1),
+                            ins[0].clone(),
+                            oi.to_string_lossy().into_owned(),
+                        ],
+                    ));
+                    outs.push(oi);
+                }
+                Some((cmds, outs))
+            }
+            (_, Kind::Ncwa) => one(vec![ins[0].clone(), os]),
+            (_, Kind::Ncra | Kind::Nces) => {
+                let mut r = ins;
+                r.push(os);
+                one(r)
+            }
+            (_, Kind::Ncbo) => one(vec![s("--op_typ=sbt"), ins[0].clone(), ins[1].clone(), os]),
+            (_, Kind::Stations) => {
+                let mut cmds = Vec::new();
+                let mut outs = Vec::new();
+                for (i, (y, x)) in self.stations().into_iter().enumerate() {
+                    let oi = outp(&format!("_{i:02}"));
+                    cmds.push(with(
+                        head.clone(),
+                        vec![
+                            s("-d"),
+                            format!("lat,{y}"),
+                            s("-d"),
+                            format!("lon,{x}"),
+                            ins[0].clone(),
+                            oi.to_string_lossy().into_owned(),
+                        ],
+                    ));
+                    outs.push(oi);
+                }
+                Some((cmds, outs))
+            }
+            (_, Kind::MultiSlab) => {
+                let mut r = self.multislab_args();
+                r.push(ins[0].clone());
+                r.push(os);
+                one(r)
+            }
+            (_, Kind::Ncap2) => one(vec![
+                s("-v"),
+                s("-s"),
+                self.ncap2_script(),
+                ins[0].clone(),
+                os,
+            ]),
+            (_, Kind::Pack) => one(vec![s("-P"), s("all_new"), ins[0].clone(), os]),
+            (_, Kind::Reverse) => {
+                let spec = match self.geo {
+                    Geometry::Ipcc => "-time,-lev,-lat,-lon",
+                    Geometry::Stl => "-lat,-lon",
+                };
+                one(vec![s("-a"), s(spec), ins[0].clone(), os])
+            }
+        }
+    }
+
+    /// Tolerances for comparing our output with NCO's: (relative, absolute, integer
+    /// absolute). Packing may round a short by one step.
+    pub fn tolerance(&self) -> (f64, f64, f64) {
+        match self.kind {
+            Kind::Pack => (1e-5, 1e-6, 1.0),
+            _ => (1e-5, 1e-6, 0.0),
+        }
+    }
+}
+
+/// Render an argv as a shell-like line for the report.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.chars().any(|c| " ;*()'\"$[]".contains(c)) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(kind: Kind) -> Plan {
+        Plan::new(kind, Geometry::Ipcc, 4, 1.0, &Source::Dir("/d".into()))
+    }
+
+    #[test]
+    fn parse_rows() {
+        assert_eq!(Kind::parse("5a"), Some(Kind::Stations));
+        assert_eq!(Kind::parse("ncea"), Some(Kind::Nces));
+        assert_eq!(Kind::parse("8"), Some(Kind::Reverse));
+        assert_eq!(Kind::parse("ncwa"), Some(Kind::Ncwa));
+        assert_eq!(Kind::parse("nope"), None);
+    }
+
+    #[test]
+    fn same_arguments_for_us_and_nco() {
+        let p = plan(Kind::Ncra);
+        let (a, _) = p
+            .commands(Tool::Ours, "/bin/ncra", Some(2), Path::new("/s/o"))
+            .unwrap();
+        let (b, outs) = p
+            .commands(Tool::Nco, "ncra", Some(2), Path::new("/s/o"))
+            .unwrap();
+        assert_eq!(a[0][1..], b[0][1..]);
+        assert_eq!(
+            b[0],
+            [
+                "ncra",
+                "-O",
+                "-t",
+                "2",
+                "/d/ipcc_dly_T85_00.nc",
+                "/d/ipcc_dly_T85_01.nc",
+                "/d/ipcc_dly_T85_02.nc",
+                "/d/ipcc_dly_T85_03.nc",
+                "/s/o.nc"
+            ]
+        );
+        assert_eq!(outs, vec![PathBuf::from("/s/o.nc")]);
+    }
+
+    #[test]
+    fn stations_are_fifty_distinct_calls_in_range() {
+        let p = plan(Kind::Stations);
+        let st = p.stations();
+        assert_eq!(st.len(), 50);
+        assert!(st.iter().all(|&(y, x)| y < 128 && x < 256));
+        let (cmds, outs) = p
+            .commands(Tool::Nco, "ncks", None, Path::new("/s/o"))
+            .unwrap();
+        assert_eq!(cmds.len(), 50);
+        assert_eq!(outs.len(), 50);
+        assert_eq!(cmds[0][3], format!("lat,{}", st[0].0));
+    }
+
+    #[test]
+    fn multislab_is_ascending_and_disjoint() {
+        let p = plan(Kind::MultiSlab);
+        let a = p.multislab_args();
+        assert_eq!(a.len(), 32);
+        assert_eq!(a[1], "lat,0,3");
+        assert_eq!(a[3], "lat,16,19");
+        assert_eq!(a[17], "lon,0,7");
+        // tiny grids still give valid, disjoint slabs
+        let small = Plan::new(
+            Kind::MultiSlab,
+            Geometry::Ipcc,
+            4,
+            0.001,
+            &Source::Dir("/d".into()),
+        );
+        let s = small.multislab_args();
+        let lat: Vec<&String> = s.iter().filter(|x| x.starts_with("lat,")).collect();
+        assert_eq!(lat.len(), 4); // lat = 4 rows: slabs 0, 1, 2, 3
+        assert_eq!(lat[3], "lat,3,3");
+    }
+
+    #[test]
+    fn ncap2_script_and_cdo_equivalents() {
+        let p = plan(Kind::Ncap2);
+        let sc = p.ncap2_script();
+        assert!(sc.starts_with("a1=d4_00*d4_01+d4_02;"));
+        assert_eq!(sc.matches(';').count(), 5);
+        let (c, _) = p
+            .commands(Tool::Cdo, "cdo", Some(2), Path::new("/s/o"))
+            .unwrap();
+        assert_eq!(&c[0][..5], &["cdo", "-O", "-s", "-P", "2"]);
+        assert!(c[0][5].starts_with("expr,a1="));
+        assert!(plan(Kind::Reverse)
+            .commands(Tool::Cdo, "cdo", None, Path::new("/o"))
+            .is_none());
+        assert!(!Kind::Ncra.applies_to(Geometry::Stl));
+        let remote = Plan::new(
+            Kind::Nces,
+            Geometry::Stl,
+            3,
+            1.0,
+            &Source::Url("http://h/dods/".into()),
+        );
+        assert_eq!(remote.inputs, vec!["http://h/dods/stl_5km.nc"; 3]);
+    }
+}
