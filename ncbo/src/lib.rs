@@ -171,7 +171,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let mut meta = plan.meta.clone();
     for (o, &va) in vars.iter().enumerate() {
         let var = &am.vars[va];
-        if am.is_coord_var(var) || !arith::is_arith(var.ty) {
+        if arith::is_fixed_by_convention(am, va) || !arith::is_arith(var.ty) {
             continue;
         }
         let vb = bm.var_id(&var.name).ok_or_else(|| {

@@ -229,7 +229,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let mut procs: Vec<Option<ProcVar>> = vec![None; vars.len()];
     if !concat {
         for (o, &v) in vars.iter().enumerate() {
-            if is_coordinate_like(first, v) || !arith::is_arith(first.vars[v].ty) {
+            if arith::is_fixed_by_convention(first, v) || !arith::is_arith(first.vars[v].ty) {
                 continue;
             }
             let mut pv = arith::prepare(first, v, cli.hdf_upk);

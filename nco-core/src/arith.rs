@@ -98,6 +98,26 @@ pub fn stamp_threads(meta: &mut Meta, threads: Option<usize>) {
     }
 }
 
+/// Variables NCO 5.1.4's ncbo and nces copy from the first file instead of computing
+/// on (checked by running them): coordinate variables, variables named by a coordinate's
+/// `bounds` or `climatology`, and the CCM/CCSM grid and date variables (`gw`, `area`,
+/// `hyai`, `hyam`, `hybi`, `hybm`, `date`, `nbdate`, ...).
+pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
+    const CCM: &[&str] = &[
+        "area", "date", "datesec", "gw", "hyai", "hyam", "hybi", "hybm", "lat_bnds", "lon_bnds",
+        "mdt", "nbdate", "nbsec", "ndbase", "nlon", "nsbase", "ntrk", "ntrm", "ntrn", "wnummax",
+    ];
+    let var = &meta.vars[v];
+    if meta.is_coord_var(var) || CCM.contains(&var.name.as_str()) {
+        return true;
+    }
+    meta.vars.iter().filter(|c| meta.is_coord_var(c)).any(|c| {
+        ["bounds", "climatology"]
+            .iter()
+            .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
+    })
+}
+
 /// True when `ty` takes part in arithmetic (numbers; not text).
 pub fn is_arith(ty: NcType) -> bool {
     ty.is_numeric()

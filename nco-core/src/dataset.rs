@@ -197,7 +197,8 @@ impl OutFile {
     /// Create `path` with every definition of `meta`. Classic formats use our writer
     /// (with `hdr_pad` spare header bytes), netCDF-4 formats use libnetcdf.
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
-        let lib_write = std::env::var_os("NCO_RS_LIB_WRITE").is_some_and(|v| v != "0" && !v.is_empty());
+        let lib_write =
+            std::env::var_os("NCO_RS_LIB_WRITE").is_some_and(|v| v != "0" && !v.is_empty());
         let writer = if meta.format.is_classic_family() && !lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
         } else {

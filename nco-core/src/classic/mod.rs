@@ -223,13 +223,55 @@ impl Reader {
         let mut out = vec![0u8; n * es as usize];
         let shape = meta.shape(v);
         let record = l.record.then_some(self.header.recsize);
-        let mut pos = 0usize;
+        if !matches!(self.source, Source::Pread) {
+            let mut pos = 0usize;
+            for_each_run(&shape, record, es, sel, &mut |off, len| {
+                let b = len * es as usize;
+                self.fetch(l.begin + off, &mut out[pos..pos + b])?;
+                pos += b;
+                Ok(())
+            })?;
+            return Ok(out);
+        }
+        // Positioned reads: coalesce nearby runs (strided or multi-slab selections) into
+        // one read of their span, so a gather costs a few large system calls rather than
+        // one per element.
+        let mut runs: Vec<(u64, usize)> = Vec::new();
         for_each_run(&shape, record, es, sel, &mut |off, len| {
-            let b = len * es as usize;
-            self.fetch(l.begin + off, &mut out[pos..pos + b])?;
-            pos += b;
+            runs.push((l.begin + off, len * es as usize));
             Ok(())
         })?;
+        const GAP: u64 = 64 << 10;
+        const SPAN: u64 = 16 << 20;
+        let mut scratch = Vec::new();
+        let mut pos = 0usize;
+        let mut i = 0;
+        while i < runs.len() {
+            let start = runs[i].0;
+            let mut end = start + runs[i].1 as u64;
+            let mut j = i + 1;
+            while j < runs.len() {
+                let (o, n) = runs[j];
+                if o < end || o - end > GAP || o + n as u64 - start > SPAN {
+                    break;
+                }
+                end = o + n as u64;
+                j += 1;
+            }
+            if j == i + 1 {
+                self.fetch(start, &mut out[pos..pos + runs[i].1])?;
+                pos += runs[i].1;
+            } else {
+                scratch.resize((end - start) as usize, 0);
+                self.fetch(start, &mut scratch)?;
+                for &(o, n) in &runs[i..j] {
+                    let a = (o - start) as usize;
+                    out[pos..pos + n].copy_from_slice(&scratch[a..a + n]);
+                    pos += n;
+                }
+            }
+            i = j;
+        }
         Ok(out)
     }
 
