@@ -1,0 +1,393 @@
+//! Element-wise arithmetic in the operands' own netCDF type, as ncap2 computes (float
+//! stays float, integer division truncates, `%` is C's remainder or `fmod`), with
+//! missing values propagated. One trait, [`Arith`], extends nco-core's `NcNum` with the
+//! operations; it is implemented by two macros (integers, floats) and every kernel is a
+//! generic function dispatched at run time with nco-core's `dispatch_type!`.
+//! Large arrays are processed in parallel chunks with rayon.
+
+use rayon::prelude::*;
+
+use nco_core::types::{NcNum, NcType, Values};
+
+use crate::parser::BinOp;
+
+/// Elements per parallel chunk; smaller arrays run on one thread.
+const PAR_CHUNK: usize = 1 << 15;
+
+/// Unary math functions (computed in the argument's floating type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    /// sqrt
+    Sqrt,
+    /// exp
+    Exp,
+    /// natural log
+    Log,
+    /// log10
+    Log10,
+    /// sin
+    Sin,
+    /// cos
+    Cos,
+    /// tan
+    Tan,
+    /// asin
+    Asin,
+    /// acos
+    Acos,
+    /// atan
+    Atan,
+    /// sinh
+    Sinh,
+    /// cosh
+    Cosh,
+    /// tanh
+    Tanh,
+    /// asinh
+    Asinh,
+    /// acosh
+    Acosh,
+    /// atanh
+    Atanh,
+    /// floor
+    Floor,
+    /// ceil
+    Ceil,
+    /// round half away from zero
+    Round,
+    /// truncate toward zero
+    Trunc,
+    /// round half to even (`rint`, `nearbyint`)
+    Rint,
+}
+
+impl MathFn {
+    /// The function for an ncap2 name.
+    pub fn by_name(s: &str) -> Option<MathFn> {
+        use MathFn::*;
+        Some(match s {
+            "sqrt" => Sqrt,
+            "exp" => Exp,
+            "log" | "ln" => Log,
+            "log10" => Log10,
+            "sin" => Sin,
+            "cos" => Cos,
+            "tan" => Tan,
+            "asin" => Asin,
+            "acos" => Acos,
+            "atan" => Atan,
+            "sinh" => Sinh,
+            "cosh" => Cosh,
+            "tanh" => Tanh,
+            "asinh" => Asinh,
+            "acosh" => Acosh,
+            "atanh" => Atanh,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "round" => Round,
+            "trunc" => Trunc,
+            "rint" | "nearbyint" => Rint,
+            _ => return None,
+        })
+    }
+}
+
+/// Arithmetic of one numeric type.
+pub trait Arith: NcNum {
+    /// a + b (integers wrap)
+    fn add(self, b: Self) -> Self;
+    /// a - b (integers wrap)
+    fn sub(self, b: Self) -> Self;
+    /// a * b (integers wrap)
+    fn mul(self, b: Self) -> Self;
+    /// a / b (integers truncate; division by zero gives 0)
+    fn div(self, b: Self) -> Self;
+    /// C remainder / fmod (integer remainder by zero gives 0)
+    fn rem(self, b: Self) -> Self;
+    /// a ^ b (integers through f64, converted back)
+    fn pow(self, b: Self) -> Self;
+    /// -a (integers wrap)
+    fn neg(self) -> Self;
+    /// |a|
+    fn abs(self) -> Self;
+    /// 1 or 0.
+    fn from_bool(b: bool) -> Self;
+    /// a != 0
+    fn truth(self) -> bool;
+    /// A math function (floats only; integers go through f64).
+    fn math(self, f: MathFn) -> Self;
+    /// atan2(self, x)
+    fn atan2(self, x: Self) -> Self;
+}
+
+macro_rules! float_math {
+    ($x:expr, $f:expr) => {
+        match $f {
+            MathFn::Sqrt => $x.sqrt(),
+            MathFn::Exp => $x.exp(),
+            MathFn::Log => $x.ln(),
+            MathFn::Log10 => $x.log10(),
+            MathFn::Sin => $x.sin(),
+            MathFn::Cos => $x.cos(),
+            MathFn::Tan => $x.tan(),
+            MathFn::Asin => $x.asin(),
+            MathFn::Acos => $x.acos(),
+            MathFn::Atan => $x.atan(),
+            MathFn::Sinh => $x.sinh(),
+            MathFn::Cosh => $x.cosh(),
+            MathFn::Tanh => $x.tanh(),
+            MathFn::Asinh => $x.asinh(),
+            MathFn::Acosh => $x.acosh(),
+            MathFn::Atanh => $x.atanh(),
+            MathFn::Floor => $x.floor(),
+            MathFn::Ceil => $x.ceil(),
+            MathFn::Round => $x.round(),
+            MathFn::Trunc => $x.trunc(),
+            MathFn::Rint => $x.round_ties_even(),
+        }
+    };
+}
+
+macro_rules! impl_arith {
+    (int: $($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline] fn add(self, b: Self) -> Self { self.wrapping_add(b) }
+            #[inline] fn sub(self, b: Self) -> Self { self.wrapping_sub(b) }
+            #[inline] fn mul(self, b: Self) -> Self { self.wrapping_mul(b) }
+            #[inline] fn div(self, b: Self) -> Self { self.checked_div(b).unwrap_or(0) }
+            #[inline] fn rem(self, b: Self) -> Self { self.checked_rem(b).unwrap_or(0) }
+            #[inline] fn pow(self, b: Self) -> Self { Self::from_f64(self.to_f64().powf(b.to_f64())) }
+            #[inline] fn neg(self) -> Self { (0 as $t).wrapping_sub(self) }
+            #[inline] fn abs(self) -> Self { if self < (0 as $t) { self.neg() } else { self } }
+            #[inline] fn from_bool(b: bool) -> Self { b as $t }
+            #[inline] fn truth(self) -> bool { self != 0 }
+            #[inline] fn math(self, f: MathFn) -> Self { Self::from_f64(float_math!(self.to_f64(), f)) }
+            #[inline] fn atan2(self, x: Self) -> Self { Self::from_f64(self.to_f64().atan2(x.to_f64())) }
+        }
+    )*};
+    (float: $($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline] fn add(self, b: Self) -> Self { self + b }
+            #[inline] fn sub(self, b: Self) -> Self { self - b }
+            #[inline] fn mul(self, b: Self) -> Self { self * b }
+            #[inline] fn div(self, b: Self) -> Self { self / b }
+            #[inline] fn rem(self, b: Self) -> Self { self % b }
+            #[inline] fn pow(self, b: Self) -> Self { self.powf(b) }
+            #[inline] fn neg(self) -> Self { -self }
+            #[inline] fn abs(self) -> Self { <$t>::abs(self) }
+            #[inline] fn from_bool(b: bool) -> Self { if b { 1.0 } else { 0.0 } }
+            #[inline] fn truth(self) -> bool { self != 0.0 }
+            #[inline] fn math(self, f: MathFn) -> Self { float_math!(self, f) }
+            #[inline] fn atan2(self, x: Self) -> Self { <$t>::atan2(self, x) }
+        }
+    )*};
+}
+
+impl_arith!(int: i8, u8, i16, u16, i32, u32, i64, u64);
+impl_arith!(float: f32, f64);
+
+/// Call `$e` with `$T` bound to the Rust type of a numeric [`NcType`]; text types
+/// evaluate `$text`.
+macro_rules! with_type {
+    ($ty:expr, $T:ident => $e:expr; text => $text:expr) => {
+        nco_core::dispatch_type!($ty, $T => $e; char => $text; string => $text)
+    };
+}
+pub(crate) use with_type;
+
+#[inline]
+fn apply<T: Arith>(op: BinOp, a: T, b: T) -> T {
+    match op {
+        BinOp::Add => a.add(b),
+        BinOp::Sub => a.sub(b),
+        BinOp::Mul => a.mul(b),
+        BinOp::Div => a.div(b),
+        BinOp::Mod => a.rem(b),
+        BinOp::Pow => a.pow(b),
+        BinOp::Lt => T::from_bool(a < b),
+        BinOp::Gt => T::from_bool(a > b),
+        BinOp::Le => T::from_bool(a <= b),
+        BinOp::Ge => T::from_bool(a >= b),
+        BinOp::Eq => T::from_bool(a == b),
+        BinOp::Ne => T::from_bool(a != b),
+        BinOp::And => T::from_bool(a.truth() && b.truth()),
+        BinOp::Or => T::from_bool(a.truth() || b.truth()),
+    }
+}
+
+/// One operand of a kernel: a whole array or one value repeated.
+#[derive(Clone, Copy)]
+pub enum Side<'a, T> {
+    /// Element i is `s[i]`.
+    Array(&'a [T]),
+    /// Every element is this value.
+    Scalar(T),
+}
+
+/// The side for buffer `s`: a scalar when `scalar`.
+pub fn side<T: Copy>(s: &[T], scalar: bool) -> Side<'_, T> {
+    if scalar {
+        Side::Scalar(s[0])
+    } else {
+        Side::Array(s)
+    }
+}
+
+impl<T: Copy> Side<'_, T> {
+    #[inline]
+    fn at(&self, i: usize) -> T {
+        match self {
+            Side::Array(s) => s[i],
+            Side::Scalar(x) => *x,
+        }
+    }
+}
+
+/// `f(0..n)` collected, in parallel for large arrays.
+fn fill_with<T: Send, F: Fn(usize) -> T + Sync + Send>(n: usize, f: F) -> Vec<T> {
+    if n < 2 * PAR_CHUNK {
+        return (0..n).map(f).collect();
+    }
+    (0..n).into_par_iter().with_min_len(PAR_CHUNK).map(f).collect()
+}
+
+/// `a op b` over `n` elements in type `T`; where `a == fa` or `b == fb` the result is
+/// `fout` (missing).
+pub fn binary<T: Arith>(
+    op: BinOp,
+    n: usize,
+    a: Side<'_, T>,
+    b: Side<'_, T>,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+) -> Vec<T> {
+    match (a, b, fa, fb) {
+        (Side::Array(x), Side::Array(y), None, None) => {
+            fill_with(n, |i| apply(op, x[i], y[i]))
+        }
+        (Side::Array(x), Side::Scalar(y), None, None) => fill_with(n, |i| apply(op, x[i], y)),
+        (Side::Scalar(x), Side::Array(y), None, None) => fill_with(n, |i| apply(op, x, y[i])),
+        _ => fill_with(n, |i| {
+            let (x, y) = (a.at(i), b.at(i));
+            if fa == Some(x) || fb == Some(y) {
+                fout
+            } else {
+                apply(op, x, y)
+            }
+        }),
+    }
+}
+
+/// `f(x)` element by element, keeping missing elements.
+pub fn unary<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &[T], fill: Option<T>, f: F) -> Vec<T> {
+    match fill {
+        None => fill_with(x.len(), |i| f(x[i])),
+        Some(m) => fill_with(x.len(), |i| if x[i] == m { m } else { f(x[i]) }),
+    }
+}
+
+/// The typed vector of `v` (which must be of type `T`).
+pub fn slice<T: NcNum>(v: &Values) -> &[T] {
+    T::slice_of(v).expect("kernel called with a buffer of another type")
+}
+
+/// `v` converted to `ty` (borrowed when it already has that type). Text is kept as is.
+pub fn as_type(v: &Values, ty: NcType) -> std::borrow::Cow<'_, Values> {
+    if v.nc_type() == ty {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    match v.convert(ty) {
+        Some(c) => std::borrow::Cow::Owned(c),
+        None => std::borrow::Cow::Borrowed(v),
+    }
+}
+
+/// Convert one f64 to `ty` with NCO's rule and back to f64 (the value a fill or
+/// literal takes in that type).
+pub fn in_type(x: f64, ty: NcType) -> f64 {
+    with_type!(ty, T => T::from_f64(x).to_f64(); text => x)
+}
+
+/// Gather `src` through `map` (element i of the result is `src[map[i]]`).
+pub fn gather(src: &Values, map: &[usize]) -> Values {
+    if map.len() >= 2 * PAR_CHUNK {
+        if let Some(r) = with_type!(src.nc_type(), T => {
+            let s = slice::<T>(src);
+            Some(T::into_values(fill_with(map.len(), |i| s[map[i]])))
+        }; text => None)
+        {
+            return r;
+        }
+    }
+    src.gather(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_semantics_follow_c() {
+        assert_eq!(7i32.div(2), 3);
+        assert_eq!((-7i32).rem(3), -1);
+        assert_eq!(5i32.div(0), 0);
+        assert_eq!(i16::MAX.add(1), i16::MIN);
+        assert_eq!(2i32.pow(3), 8);
+        assert_eq!((-3i8).abs(), 3);
+    }
+
+    #[test]
+    fn float_semantics() {
+        let r = binary(
+            BinOp::Mod,
+            2,
+            Side::Array(&[273.1f32, 274.5]),
+            Side::Scalar(273.0),
+            None,
+            None,
+            0.0,
+        );
+        assert_eq!(r[0], 273.1f32 % 273.0);
+        assert!((r[1] - 1.5).abs() < 1e-6);
+        assert_eq!(1.0f32.math(MathFn::Atan) * 4.0, 3.141_592_7_f32);
+        assert_eq!(2.5f64.math(MathFn::Rint), 2.0);
+    }
+
+    #[test]
+    fn missing_values_propagate() {
+        let r = binary(
+            BinOp::Add,
+            4,
+            Side::Array(&[73.0f32, 1e36, 73.0, 1e36]),
+            Side::Scalar(1.0),
+            Some(1e36),
+            None,
+            1e36,
+        );
+        assert_eq!(r, vec![74.0, 1e36, 74.0, 1e36]);
+        let c = binary(
+            BinOp::Gt,
+            3,
+            Side::Array(&[1i32, 5, -99]),
+            Side::Scalar(2),
+            Some(-99),
+            None,
+            -99,
+        );
+        assert_eq!(c, vec![0, 1, -99]);
+        assert_eq!(unary(&[4.0f64, -1.0], Some(-1.0), |x| x.math(MathFn::Sqrt)), vec![2.0, -1.0]);
+    }
+
+    #[test]
+    fn big_arrays_run_in_parallel_with_the_same_result() {
+        let n = 5 * PAR_CHUNK + 7;
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let r = binary(BinOp::Mul, n, Side::Array(&a), Side::Scalar(2.0), None, None, 0.0);
+        assert_eq!(r.len(), n);
+        assert!(r.iter().enumerate().all(|(i, &x)| x == 2.0 * i as f32));
+        let m: Vec<usize> = (0..n).rev().collect();
+        let g = gather(&Values::Float(a), &m);
+        assert_eq!(g.get_f64(0), Some((n - 1) as f64));
+    }
+}
