@@ -352,6 +352,13 @@ impl<'a> Ctx<'a> {
                 self.binary(*op, a, b)
             }
             Expr::Slab(base, idx) => {
+                if let Expr::Var(name) = base.as_ref() {
+                    if !self.vars.contains_key(name) && self.input.var(name).is_none() {
+                        return Err(Error::msg(format!(
+                            "{name}() is neither a function nor a variable of the input file or script"
+                        )));
+                    }
+                }
                 let v = self.eval(base)?;
                 self.hyperslab(v, idx)
             }
@@ -737,49 +744,21 @@ impl<'a> Ctx<'a> {
             acc *= v.shape[k];
         }
         let ty = v.ty();
-        let x = v.data.to_f64_vec().unwrap_or_default();
-        let mut sum = vec![0.0f64; out_n.max(1)];
-        let mut cnt = vec![0usize; out_n.max(1)];
-        let mut mn = vec![f64::INFINITY; out_n.max(1)];
-        let mut mx = vec![f64::NEG_INFINITY; out_n.max(1)];
-        let mut idx = vec![0usize; v.shape.len()];
-        for &xi in &x {
-            let o: usize = idx.iter().zip(&ostride).map(|(i, s)| i * s).sum();
-            if v.fill != Some(xi) {
-                sum[o] += xi;
-                cnt[o] += 1;
-                mn[o] = mn[o].min(xi);
-                mx[o] = mx[o].max(xi);
-            }
-            for k in (0..idx.len()).rev() {
-                idx[k] += 1;
-                if idx[k] < v.shape[k] {
-                    break;
-                }
-                idx[k] = 0;
-            }
-        }
+        let op = match f {
+            "total" | "ttl" => num::Reduce::Total,
+            "min" => num::Reduce::Min,
+            "max" => num::Reduce::Max,
+            _ => num::Reduce::Avg,
+        };
         let fill = v.fill;
-        let res: Vec<f64> = (0..out_n.max(1))
-            .map(|o| {
-                if cnt[o] == 0 {
-                    return fill.unwrap_or(f64::NAN);
-                }
-                match f {
-                    "total" | "ttl" => sum[o],
-                    "min" => mn[o],
-                    "max" => mx[o],
-                    _ => {
-                        if ty.is_float() {
-                            sum[o] / cnt[o] as f64
-                        } else {
-                            (sum[o] / cnt[o] as f64).trunc()
-                        }
-                    }
-                }
-            })
-            .collect();
-        let data = Values::from_f64_slice(ty, &res).expect("numeric");
+        let data = with_type!(ty, T => T::into_values(num::reduce(
+            op,
+            num::slice::<T>(&v.data),
+            fill.map(T::from_f64),
+            &v.shape,
+            &ostride,
+            out_n,
+        )); text => unreachable!());
         Ok(Val {
             data,
             dims: keep.iter().map(|&k| v.dims[k]).collect(),
@@ -915,9 +894,6 @@ impl<'a> Ctx<'a> {
         if !self.touched.contains_key(var) {
             self.touched.insert(var.to_string(), iv.attrs.clone());
             self.touched_order.push(var.to_string());
-            for d in iv.dims.clone() {
-                self.use_dim(d);
-            }
         }
         nco_core::model::set_attr(self.touched.get_mut(var).expect("inserted"), attr);
         Ok(())

@@ -159,15 +159,22 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let stdout = std::io::stdout();
     let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
+    // NCO stamps the history (and NCO attribute) before the script runs, so attributes
+    // the script adds come after them.
+    if !cli.common.no_history {
+        let mut m = Meta::new(ctx.input.format);
+        m.attrs = std::mem::take(&mut ctx.globals);
+        output::stamp_history(&mut m, &argv);
+        ctx.globals = m.attrs;
+    }
     ctx.run(&stmts)?;
     drop(stmts);
-    write_output(prog, &cli, &argv, ds.as_ref(), &ctx, &out_path)
+    write_output(prog, &cli, ds.as_ref(), &ctx, &out_path)
 }
 
 fn write_output(
     prog: &str,
     cli: &Cli,
-    argv: &[String],
     ds: Option<&Dataset>,
     ctx: &Ctx<'_>,
     out_path: &str,
@@ -292,7 +299,7 @@ fn write_output(
     }
     // Padded (hyperslabbed) variables need a fill value attribute.
     let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
-    for (o, (_, src)) in plan.iter().enumerate() {
+    for (_, src) in &plan {
         let Source::New(n) = src else {
             datas.push(None);
             continue;
@@ -303,11 +310,10 @@ fn write_output(
             datas.push(None);
             continue;
         }
+        // Elements outside the hyperslab are left at the fill value, as NCO leaves them
+        // unwritten.
         let ty = v.ty();
         let fill = v.fill.unwrap_or_else(|| nco_core::fill::default_fill(ty));
-        if v.fill.is_none() {
-            nco_core::fill::set_fill_attr(&mut out.vars[o], ty, fill);
-        }
         let n_full: usize = full.iter().product();
         let mut buf = Values::from_f64_slice(ty, &vec![fill; n_full])
             .ok_or_else(|| Error::var(n, "cannot pad a text variable"))?;
@@ -321,9 +327,6 @@ fn write_output(
             }
         }; text => {});
         datas.push(Some(buf));
-    }
-    if !cli.common.no_history {
-        output::stamp_history(&mut out, argv);
     }
     nco_core::arith::stamp_threads(&mut out, cli.common.threads);
     let tmp = TempOutput::new(out_path, prog)?;

@@ -323,6 +323,86 @@ pub fn gather(src: &Values, map: &[usize]) -> Values {
     src.gather(map)
 }
 
+/// Reductions of [`reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduce {
+    /// Sum.
+    Total,
+    /// Sum divided by the number of valid elements.
+    Avg,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// Reduce `x` (shape `shape`) into `out_n` results; element `idx` goes to output
+/// `sum(idx[k] * ostride[k])`. Sums accumulate in the type itself, element by element in
+/// storage order, as NCO does (so float totals carry float rounding); averages divide in
+/// the type (integer averages truncate). Missing elements (`== fill`) are skipped; an
+/// output with no valid element is `fill` (0 without one).
+pub fn reduce<T: Arith>(
+    op: Reduce,
+    x: &[T],
+    fill: Option<T>,
+    shape: &[usize],
+    ostride: &[usize],
+    out_n: usize,
+) -> Vec<T> {
+    let mut acc = vec![T::default(); out_n];
+    let mut cnt = vec![0usize; out_n];
+    let mut idx = vec![0usize; shape.len()];
+    let mut o = 0usize;
+    for &xi in x {
+        if fill != Some(xi) {
+            let a = &mut acc[o];
+            *a = if cnt[o] == 0 {
+                xi
+            } else {
+                match op {
+                    Reduce::Total | Reduce::Avg => a.add(xi),
+                    Reduce::Min => {
+                        if xi < *a {
+                            xi
+                        } else {
+                            *a
+                        }
+                    }
+                    Reduce::Max => {
+                        if xi > *a {
+                            xi
+                        } else {
+                            *a
+                        }
+                    }
+                }
+            };
+            cnt[o] += 1;
+        }
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            o += ostride[k];
+            if idx[k] < shape[k] {
+                break;
+            }
+            o -= ostride[k] * idx[k];
+            idx[k] = 0;
+        }
+    }
+    acc.iter()
+        .zip(&cnt)
+        .map(|(&a, &c)| {
+            if c == 0 {
+                fill.unwrap_or_default()
+            } else if op == Reduce::Avg {
+                a.div(T::from_f64(c as f64))
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,6 +457,25 @@ mod tests {
         );
         assert_eq!(c, vec![0, 1, -99]);
         assert_eq!(unary(&[4.0f64, -1.0], Some(-1.0), |x| x.math(MathFn::Sqrt)), vec![2.0, -1.0]);
+    }
+
+    #[test]
+    fn reductions_skip_missing_and_keep_the_type() {
+        // 2x3, reduce over the second dimension.
+        let x = [1i32, 2, -99, 4, 5, 7];
+        let r = reduce(Reduce::Avg, &x, Some(-99), &[2, 3], &[1, 0], 2);
+        assert_eq!(r, vec![1, 5], "(1+2)/2 truncates to 1");
+        let r = reduce(Reduce::Total, &x, Some(-99), &[2, 3], &[0, 0], 1);
+        assert_eq!(r, vec![19]);
+        let r = reduce(Reduce::Max, &x, Some(-99), &[2, 3], &[0, 1], 3);
+        assert_eq!(r, vec![4, 5, 7]);
+        let r = reduce(Reduce::Min, &[-99i32, -99], Some(-99), &[2], &[0], 1);
+        assert_eq!(r, vec![-99], "all missing stays missing");
+        // Float sums accumulate in float.
+        let big = vec![0.1f32; 1 << 20];
+        let t = reduce(Reduce::Total, &big, None, &[1 << 20], &[0], 1)[0];
+        let seq = big.iter().fold(0.0f32, |a, &b| a + b);
+        assert_eq!(t, seq);
     }
 
     #[test]
