@@ -371,15 +371,17 @@ impl<'a> Ctx<'a> {
             return Err(Error::msg("arithmetic on text is not supported"));
         }
         let ty = v.ty();
+        let Val { data, dims, shape, fill, kind, src } = v;
         let data = with_type!(ty, T => {
-            let x = num::slice::<T>(&v.data);
-            let fill = v.fill.map(T::from_f64);
-            T::into_values(match op {
-                UnOp::Neg => num::unary(x, fill, |a: T| a.neg()),
-                UnOp::Not => num::unary(x, fill, |a: T| T::from_bool(!a.truth())),
-            })
+            let mut x = num::take::<T>(data);
+            let f = fill.map(T::from_f64);
+            match op {
+                UnOp::Neg => num::unary_into(&mut x, f, |a: T| a.neg()),
+                UnOp::Not => num::unary_into(&mut x, f, |a: T| T::from_bool(!a.truth())),
+            }
+            T::into_values(x)
         }; text => unreachable!());
-        Ok(Val { data, ..v })
+        Ok(Val { data, dims, shape, fill, kind, src })
     }
 
     /// Shapes of two operands made to agree: the common dims/shape and, for each
@@ -463,22 +465,24 @@ impl<'a> Ctx<'a> {
             (Bcast::Scalar, _) => b.len(),
             _ => a.len(),
         };
-        let ca = num::as_type(&a.data, ty);
-        let cb = num::as_type(&b.data, ty);
-        let ga = ma.apply(&ca);
-        let gb = mb.apply(&cb);
+        let a_scalar = matches!(ma, Bcast::Scalar);
+        let b_scalar = matches!(mb, Bcast::Scalar);
+        let src = a.src.or(b.src);
+        let pa = ma.place(num::into_type(a.data, ty));
+        let pb = mb.place(num::into_type(b.data, ty));
         let data = with_type!(ty, T => {
-            let sa = num::side(num::slice::<T>(ga.as_ref().unwrap_or(&ca)), matches!(ma, Bcast::Scalar));
-            let sb = num::side(num::slice::<T>(gb.as_ref().unwrap_or(&cb)), matches!(mb, Bcast::Scalar));
-            T::into_values(num::binary(
-                op,
-                n,
-                sa,
-                sb,
-                fa.map(T::from_f64),
-                fb.map(T::from_f64),
-                T::from_f64(fout.unwrap_or(0.0)),
-            ))
+            let (fa, fb) = (fa.map(T::from_f64), fb.map(T::from_f64));
+            let fo = T::from_f64(fout.unwrap_or(0.0));
+            let (mut xa, mut xb) = (num::take::<T>(pa), num::take::<T>(pb));
+            if !a_scalar || b_scalar {
+                num::binary_into(op, &mut xa[..n], num::side(&xb, b_scalar), true, fa, fb, fo);
+                xa.truncate(n);
+                T::into_values(xa)
+            } else {
+                num::binary_into(op, &mut xb[..n], num::Side::Scalar(xa[0]), false, fa, fb, fo);
+                xb.truncate(n);
+                T::into_values(xb)
+            }
         }; text => unreachable!());
         Ok(Val {
             data,
@@ -486,7 +490,7 @@ impl<'a> Ctx<'a> {
             shape,
             fill: fout,
             kind,
-            src: a.src.or(b.src),
+            src,
         })
     }
 
@@ -675,16 +679,15 @@ impl<'a> Ctx<'a> {
         if v.is_text() {
             return Err(Error::msg("arithmetic on text is not supported"));
         }
-        let c = num::as_type(&v.data, ty);
         let fill = v.fill.map(|x| num::in_type(x, ty));
+        let Val { data, dims, shape, kind, src, .. } = v;
+        let c = num::into_type(data, ty);
         let data = with_type!(ty, T => {
-            T::into_values(num::unary(num::slice::<T>(&c), fill.map(T::from_f64), |x: T| un(u, x)))
+            let mut x = num::take::<T>(c);
+            num::unary_into(&mut x, fill.map(T::from_f64), |x: T| un(u, x));
+            T::into_values(x)
         }; text => unreachable!());
-        Ok(Val {
-            data,
-            fill,
-            ..v
-        })
+        Ok(Val { data, dims, shape, fill, kind, src })
     }
 
     fn atan2(&mut self, a: Val, b: Val) -> Result<Val> {
@@ -1096,6 +1099,14 @@ impl Bcast {
         match self {
             Bcast::Map(m) => Some(num::gather(v, m)),
             _ => None,
+        }
+    }
+
+    /// The operand's elements in the common shape (moved unless broadcast).
+    fn place(&self, v: Values) -> Values {
+        match self {
+            Bcast::Map(m) => num::gather(&v, m),
+            _ => v,
         }
     }
 }

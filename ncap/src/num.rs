@@ -262,28 +262,140 @@ pub fn binary<T: Arith>(
     fb: Option<T>,
     fout: T,
 ) -> Vec<T> {
-    match (a, b, fa, fb) {
-        (Side::Array(x), Side::Array(y), None, None) => {
-            fill_with(n, |i| apply(op, x[i], y[i]))
+    match a {
+        Side::Array(x) => {
+            let mut d = x[..n].to_vec();
+            binary_into(op, &mut d, b, true, fa, fb, fout);
+            d
         }
-        (Side::Array(x), Side::Scalar(y), None, None) => fill_with(n, |i| apply(op, x[i], y)),
-        (Side::Scalar(x), Side::Array(y), None, None) => fill_with(n, |i| apply(op, x, y[i])),
-        _ => fill_with(n, |i| {
-            let (x, y) = (a.at(i), b.at(i));
-            if fa == Some(x) || fb == Some(y) {
-                fout
-            } else {
-                apply(op, x, y)
+        Side::Scalar(x) => {
+            let mut d = match b {
+                Side::Array(y) => y[..n].to_vec(),
+                Side::Scalar(y) => vec![y; n],
+            };
+            binary_into(op, &mut d, Side::Scalar(x), false, fa, fb, fout);
+            d
+        }
+    }
+}
+
+/// In place: `dst = dst op other` (`dst_left`) or `dst = other op dst`, with missing
+/// values as in [`binary`] (`fa` belongs to the left operand, `fb` to the right).
+/// Runs in parallel chunks for large arrays.
+pub fn binary_into<T: Arith>(
+    op: BinOp,
+    dst: &mut [T],
+    other: Side<'_, T>,
+    dst_left: bool,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+) {
+    // One monomorphised loop per operator so the no-missing-value loops vectorise.
+    macro_rules! go {
+        ($f:expr) => {
+            run_op(dst, other, dst_left, fa, fb, fout, $f)
+        };
+    }
+    match op {
+        BinOp::Add => go!(|a: T, b: T| a.add(b)),
+        BinOp::Sub => go!(|a: T, b: T| a.sub(b)),
+        BinOp::Mul => go!(|a: T, b: T| a.mul(b)),
+        BinOp::Div => go!(|a: T, b: T| a.div(b)),
+        BinOp::Mod => go!(|a: T, b: T| a.rem(b)),
+        BinOp::Pow => go!(|a: T, b: T| a.pow(b)),
+        op => go!(move |a: T, b: T| apply(op, a, b)),
+    }
+}
+
+fn run_op<T: Arith, F: Fn(T, T) -> T + Sync + Send>(
+    dst: &mut [T],
+    other: Side<'_, T>,
+    dst_left: bool,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+    f: F,
+) {
+    let chunk = |base: usize, d: &mut [T]| {
+        let len = d.len();
+        match (other, fa, fb, dst_left) {
+        (Side::Array(o), None, None, true) => {
+            for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                *x = f(*x, y);
             }
-        }),
+        }
+        (Side::Array(o), None, None, false) => {
+            for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                *x = f(y, *x);
+            }
+        }
+        (Side::Scalar(y), None, None, true) => {
+            for x in d.iter_mut() {
+                *x = f(*x, y);
+            }
+        }
+        (Side::Scalar(y), None, None, false) => {
+            for x in d.iter_mut() {
+                *x = f(y, *x);
+            }
+        }
+        _ => {
+            for (j, x) in d.iter_mut().enumerate() {
+                let o = other.at(base + j);
+                let (l, r) = if dst_left { (*x, o) } else { (o, *x) };
+                *x = if fa == Some(l) || fb == Some(r) {
+                    fout
+                } else {
+                    f(l, r)
+                };
+            }
+        }
+        }
+    };
+    if dst.len() < 2 * PAR_CHUNK {
+        chunk(0, dst);
+    } else {
+        dst.par_chunks_mut(PAR_CHUNK)
+            .enumerate()
+            .for_each(|(c, d)| chunk(c * PAR_CHUNK, d));
     }
 }
 
 /// `f(x)` element by element, keeping missing elements.
 pub fn unary<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &[T], fill: Option<T>, f: F) -> Vec<T> {
-    match fill {
-        None => fill_with(x.len(), |i| f(x[i])),
-        Some(m) => fill_with(x.len(), |i| if x[i] == m { m } else { f(x[i]) }),
+    let mut d = x.to_vec();
+    unary_into(&mut d, fill, f);
+    d
+}
+
+/// In place: `x = f(x)`, keeping missing elements; parallel for large arrays.
+pub fn unary_into<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &mut [T], fill: Option<T>, f: F) {
+    let chunk = |d: &mut [T]| {
+        for v in d {
+            if fill != Some(*v) {
+                *v = f(*v);
+            }
+        }
+    };
+    if x.len() < 2 * PAR_CHUNK {
+        chunk(x);
+    } else {
+        x.par_chunks_mut(PAR_CHUNK).for_each(chunk);
+    }
+}
+
+/// Move the typed vector out of `v` (which must be of type `T`).
+pub fn take<T: NcNum>(mut v: Values) -> Vec<T> {
+    std::mem::take(T::vec_of_mut(&mut v).expect("kernel called with a buffer of another type"))
+}
+
+/// `v` converted to `ty`, moved when it already has that type.
+pub fn into_type(v: Values, ty: NcType) -> Values {
+    if v.nc_type() == ty {
+        v
+    } else {
+        v.convert(ty).unwrap_or(v)
     }
 }
 
