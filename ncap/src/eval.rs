@@ -113,6 +113,10 @@ pub struct Ctx<'a> {
     /// Global attributes (input's, with script changes).
     pub globals: Vec<Attr>,
     template: Option<(Vec<usize>, Vec<usize>)>,
+    /// Output position class of each written variable (see [`Ctx::output_order`]).
+    placement: HashMap<String, (u8, usize)>,
+    /// A hyperslab was evaluated in the current statement.
+    saw_slab: bool,
     out: Box<dyn Write + 'a>,
     prog: String,
 }
@@ -170,6 +174,8 @@ impl<'a> Ctx<'a> {
             touched: HashMap::new(),
             touched_order: Vec::new(),
             template: None,
+            placement: HashMap::new(),
+            saw_slab: false,
             out,
             prog: prog.to_string(),
         }
@@ -181,6 +187,32 @@ impl<'a> Ctx<'a> {
             self.stmt(s, None)?;
         }
         self.out.flush().map_err(|e| Error::io("stdout", e))
+    }
+
+    /// Names of the written variables in NCO's output order: variables defined from a
+    /// hyperslab or updated under where() first (script order), then the others sorted
+    /// by name, then those computed from attributes only (script order). This mimics
+    /// what NCO 5.1.4 was observed to do.
+    pub fn output_order(&self) -> Vec<String> {
+        let mut names: Vec<&String> = self.vars.keys().collect();
+        names.sort_by(|a, b| {
+            let (ca, sa) = self.placement.get(*a).copied().unwrap_or((1, 0));
+            let (cb, sb) = self.placement.get(*b).copied().unwrap_or((1, 0));
+            ca.cmp(&cb).then(if ca == 1 {
+                a.as_bytes().cmp(b.as_bytes())
+            } else {
+                sa.cmp(&sb)
+            })
+        });
+        names.into_iter().cloned().collect()
+    }
+
+    fn place(&mut self, name: &str, class: u8) {
+        let seq = self.placement.len();
+        let e = self.placement.entry(name.to_string()).or_insert((class, seq));
+        if class == 0 && e.0 == 1 {
+            *e = (0, seq);
+        }
     }
 
     fn use_dim(&mut self, d: usize) {
@@ -352,6 +384,7 @@ impl<'a> Ctx<'a> {
                 self.binary(*op, a, b)
             }
             Expr::Slab(base, idx) => {
+                self.saw_slab = true;
                 if let Expr::Var(name) = base.as_ref() {
                     if !self.vars.contains_key(name) && self.input.var(name).is_none() {
                         return Err(Error::msg(format!(
@@ -834,6 +867,7 @@ impl<'a> Ctx<'a> {
     // ----- assignment -----------------------------------------------------------------
 
     fn assign(&mut self, lhs: &Lhs, op: AssignOp, e: &Expr, mask: Option<&(Val, bool)>) -> Result<()> {
+        self.saw_slab = false;
         match lhs {
             Lhs::Att(var, att) => self.assign_att(var, att, op, e),
             Lhs::Var { name, cast } => {
@@ -956,8 +990,9 @@ impl<'a> Ctx<'a> {
             let keep: Vec<bool> = c
                 .iter()
                 .map(|&x| {
-                    let missing = cond.fill == Some(x);
-                    !missing && ((x != 0.0) != *negate)
+                    // A missing condition counts as false: elsewhere applies there.
+                    let holds = cond.fill != Some(x) && x != 0.0;
+                    holds != *negate
                 })
                 .collect();
             let cur_data = num::as_type(&cur.data, ty).into_owned();
@@ -970,6 +1005,9 @@ impl<'a> Ctx<'a> {
         }
         for &d in &val.dims {
             self.use_dim(d);
+        }
+        if mask.is_some() {
+            self.place(name, 0);
         }
         if let Some(ov) = self.vars.get_mut(name) {
             if let Some(f) = val.fill {
@@ -1029,6 +1067,14 @@ impl<'a> Ctx<'a> {
             attrs.retain(|x| x.name != "_FillValue");
         }
         sort_attrs(&mut attrs);
+        let class = if val.kind == Kind::Attr {
+            2
+        } else if self.saw_slab || mask.is_some() {
+            0
+        } else {
+            1
+        };
+        self.place(name, class);
         self.touched.remove(name);
         self.vars.insert(name.to_string(), OutVar { val, attrs });
         Ok(())

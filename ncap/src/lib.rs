@@ -181,10 +181,8 @@ fn write_output(
 ) -> Result<()> {
     let input = &ctx.input;
     let mut plan: Vec<(String, Source)> = Vec::new();
-    let mut names: Vec<&String> = ctx.vars.keys().collect();
-    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    for n in names {
-        plan.push((n.clone(), Source::New(n.clone())));
+    for n in ctx.output_order() {
+        plan.push((n.clone(), Source::New(n)));
     }
     let attrs_of = |name: &str, id: usize| -> Vec<Attr> {
         ctx.touched
@@ -213,7 +211,8 @@ fn write_output(
                 }
             }
         }
-        coords.sort_by(|&a, &b| input.vars[a].name.as_bytes().cmp(input.vars[b].name.as_bytes()));
+        // Coordinates follow the input's variable order.
+        coords.sort_unstable();
         for id in coords {
             let n = input.vars[id].name.clone();
             if !planned(&plan, &n) {
