@@ -209,7 +209,10 @@ impl<'a> Ctx<'a> {
 
     fn place(&mut self, name: &str, class: u8) {
         let seq = self.placement.len();
-        let e = self.placement.entry(name.to_string()).or_insert((class, seq));
+        let e = self
+            .placement
+            .entry(name.to_string())
+            .or_insert((class, seq));
         if class == 0 && e.0 == 1 {
             *e = (0, seq);
         }
@@ -335,7 +338,8 @@ impl<'a> Ctx<'a> {
         } else {
             self.attrs_of(var)
         };
-        let attrs = attrs.ok_or_else(|| Error::var(var, "unknown variable in attribute reference"))?;
+        let attrs =
+            attrs.ok_or_else(|| Error::var(var, "unknown variable in attribute reference"))?;
         let a = attrs
             .iter()
             .find(|a| a.name == att)
@@ -404,7 +408,14 @@ impl<'a> Ctx<'a> {
             return Err(Error::msg("arithmetic on text is not supported"));
         }
         let ty = v.ty();
-        let Val { data, dims, shape, fill, kind, src } = v;
+        let Val {
+            data,
+            dims,
+            shape,
+            fill,
+            kind,
+            src,
+        } = v;
         let data = with_type!(ty, T => {
             let mut x = num::take::<T>(data);
             let f = fill.map(T::from_f64);
@@ -414,7 +425,14 @@ impl<'a> Ctx<'a> {
             }
             T::into_values(x)
         }; text => unreachable!());
-        Ok(Val { data, dims, shape, fill, kind, src })
+        Ok(Val {
+            data,
+            dims,
+            shape,
+            fill,
+            kind,
+            src,
+        })
     }
 
     /// Shapes of two operands made to agree: the common dims/shape and, for each
@@ -566,7 +584,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn slab_lists(&mut self, name: &str, shape: &[usize], idx: &[SlabIdx]) -> Result<Vec<Vec<usize>>> {
+    fn slab_lists(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+        idx: &[SlabIdx],
+    ) -> Result<Vec<Vec<usize>>> {
         let mut lists = Vec::with_capacity(idx.len());
         for (k, s) in idx.iter().enumerate() {
             let n = shape[k] as i64;
@@ -594,7 +617,12 @@ impl<'a> Ctx<'a> {
                     ),
                 ));
             }
-            lists.push((start..=end).step_by(stride as usize).map(|i| i as usize).collect());
+            lists.push(
+                (start..=end)
+                    .step_by(stride as usize)
+                    .map(|i| i as usize)
+                    .collect(),
+            );
         }
         Ok(lists)
     }
@@ -610,7 +638,11 @@ impl<'a> Ctx<'a> {
         if let Some(m) = MathFn::by_name(f) {
             nargs(1)?;
             let v = self.eval(&args[0])?;
-            let ty = if v.ty().is_float() { v.ty() } else { NcType::Float };
+            let ty = if v.ty().is_float() {
+                v.ty()
+            } else {
+                NcType::Float
+            };
             return self.map_unary(v, ty, Un::Math(m));
         }
         if let Some((_, ty)) = CASTS.iter().find(|(n, _)| *n == f) {
@@ -670,7 +702,10 @@ impl<'a> Ctx<'a> {
             "ndims" => {
                 nargs(1)?;
                 let v = self.eval(&args[0])?;
-                Ok(Val::scalar(Values::Int(vec![v.dims.len() as i32]), Kind::Var))
+                Ok(Val::scalar(
+                    Values::Int(vec![v.dims.len() as i32]),
+                    Kind::Var,
+                ))
             }
             "type" => {
                 nargs(1)?;
@@ -690,11 +725,15 @@ impl<'a> Ctx<'a> {
                 };
                 let size = self.int_of(&args[1])?;
                 if size < 0 {
-                    return Err(Error::msg(format!("defdim(\"{name}\"): negative size {size}")));
+                    return Err(Error::msg(format!(
+                        "defdim(\"{name}\"): negative size {size}"
+                    )));
                 }
                 let unlimited = args.len() > 2;
                 if self.dims.iter().any(|d| d.name == name) {
-                    return Err(Error::msg(format!("defdim(): dimension {name} already exists")));
+                    return Err(Error::msg(format!(
+                        "defdim(): dimension {name} already exists"
+                    )));
                 }
                 self.dims.push(Dim {
                     name,
@@ -713,20 +752,38 @@ impl<'a> Ctx<'a> {
             return Err(Error::msg("arithmetic on text is not supported"));
         }
         let fill = v.fill.map(|x| num::in_type(x, ty));
-        let Val { data, dims, shape, kind, src, .. } = v;
+        let Val {
+            data,
+            dims,
+            shape,
+            kind,
+            src,
+            ..
+        } = v;
         let c = num::into_type(data, ty);
         let data = with_type!(ty, T => {
             let mut x = num::take::<T>(c);
             num::unary_into(&mut x, fill.map(T::from_f64), |x: T| un(u, x));
             T::into_values(x)
         }; text => unreachable!());
-        Ok(Val { data, dims, shape, fill, kind, src })
+        Ok(Val {
+            data,
+            dims,
+            shape,
+            fill,
+            kind,
+            src,
+        })
     }
 
     fn atan2(&mut self, a: Val, b: Val) -> Result<Val> {
         // Typed like a binary operation, integers computed in double.
         let mut r = self.binary(BinOp::Add, a.clone(), b.clone())?;
-        let ty = if r.ty().is_float() { r.ty() } else { NcType::Double };
+        let ty = if r.ty().is_float() {
+            r.ty()
+        } else {
+            NcType::Double
+        };
         let (_, _, ma, mb) = self.conform(&a, &b)?;
         let ca = num::as_type(&a.data, ty);
         let cb = num::as_type(&b.data, ty);
@@ -866,15 +923,23 @@ impl<'a> Ctx<'a> {
 
     // ----- assignment -----------------------------------------------------------------
 
-    fn assign(&mut self, lhs: &Lhs, op: AssignOp, e: &Expr, mask: Option<&(Val, bool)>) -> Result<()> {
+    fn assign(
+        &mut self,
+        lhs: &Lhs,
+        op: AssignOp,
+        e: &Expr,
+        mask: Option<&(Val, bool)>,
+    ) -> Result<()> {
         self.saw_slab = false;
         match lhs {
             Lhs::Att(var, att) => self.assign_att(var, att, op, e),
             Lhs::Var { name, cast } => {
                 let cast = match cast {
                     Some(names) => {
-                        let ids: Vec<usize> =
-                            names.iter().map(|n| self.dim_id(n)).collect::<Result<_>>()?;
+                        let ids: Vec<usize> = names
+                            .iter()
+                            .map(|n| self.dim_id(n))
+                            .collect::<Result<_>>()?;
                         for &d in &ids {
                             self.use_dim(d);
                         }
@@ -895,7 +960,9 @@ impl<'a> Ctx<'a> {
             }
             Lhs::Slab(name, idx) => {
                 if mask.is_some() {
-                    return Err(Error::msg("hyperslab assignment inside where() is not supported"));
+                    return Err(Error::msg(
+                        "hyperslab assignment inside where() is not supported",
+                    ));
                 }
                 let rhs = self.eval(e)?;
                 self.assign_slab(name, idx, op, rhs)
@@ -926,7 +993,10 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         let Some(iv) = self.input.var(var) else {
-            return Err(Error::var(var, "cannot set an attribute of an unknown variable"));
+            return Err(Error::var(
+                var,
+                "cannot set an attribute of an unknown variable",
+            ));
         };
         if !self.touched.contains_key(var) {
             self.touched.insert(var.to_string(), iv.attrs.clone());
@@ -1087,7 +1157,10 @@ impl<'a> Ctx<'a> {
         }
         let cur = self.vars[name].val.clone();
         if idx.len() != cur.shape.len() {
-            return Err(Error::var(name, "hyperslab rank differs from the variable's"));
+            return Err(Error::var(
+                name,
+                "hyperslab rank differs from the variable's",
+            ));
         }
         let lists = self.slab_lists(name, &cur.shape, idx)?;
         let map = index_map(&cur.shape, &lists);
@@ -1105,7 +1178,11 @@ impl<'a> Ctx<'a> {
         if !(rhs.len() == 1 || rhs.len() == map.len()) {
             return Err(Error::var(
                 name,
-                format!("hyperslab has {} elements but the value has {}", map.len(), rhs.len()),
+                format!(
+                    "hyperslab has {} elements but the value has {}",
+                    map.len(),
+                    rhs.len()
+                ),
             ));
         }
         let rhs = cast_keep(rhs, ty);
@@ -1159,7 +1236,12 @@ impl Bcast {
 
 /// Map from each element of target shape to the element of `src` (whose dims are a
 /// subset of the target's, same lengths); `None` when not a subset.
-fn bcast_map(src_d: &[usize], src_s: &[usize], tgt_d: &[usize], tgt_s: &[usize]) -> Option<Vec<usize>> {
+fn bcast_map(
+    src_d: &[usize],
+    src_s: &[usize],
+    tgt_d: &[usize],
+    tgt_s: &[usize],
+) -> Option<Vec<usize>> {
     if src_d.len() > tgt_d.len() {
         return None;
     }
@@ -1322,5 +1404,121 @@ fn fmt_elem(v: &Values, i: usize) -> String {
         Values::Char(c) => (c[i] as char).to_string(),
         Values::Str(s) => s[i].clone(),
         other => format!("{}", other.get_f64(i).unwrap_or(0.0) as i64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::parse;
+
+    /// Run `script` with no input file; the written variables and the printed text.
+    fn run(script: &str) -> (HashMap<String, OutVar>, String) {
+        let mut buf = Vec::new();
+        let vars = {
+            let mut ctx = Ctx::new(None, Box::new(&mut buf), "ncap2");
+            ctx.run(&parse(script).unwrap()).unwrap();
+            std::mem::take(&mut ctx.vars)
+        };
+        (vars, String::from_utf8(buf).unwrap())
+    }
+
+    fn val(vars: &HashMap<String, OutVar>, name: &str) -> (NcType, Vec<f64>) {
+        let v = &vars[name].val;
+        (v.ty(), v.data.to_f64_vec().unwrap())
+    }
+
+    fn err(script: &str) -> String {
+        let mut ctx = Ctx::new(None, Box::new(std::io::sink()), "ncap2");
+        ctx.run(&parse(script).unwrap()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn literal_typing_and_integer_arithmetic() {
+        let (v, _) = run("a=3/2;b=3.0/2;c=1s+2b;d=2^3;e=4*atan(1);f=-7%3;g=2.5f*2");
+        assert_eq!(val(&v, "a"), (NcType::Int, vec![1.0]));
+        assert_eq!(val(&v, "b"), (NcType::Double, vec![1.5]));
+        assert_eq!(val(&v, "c"), (NcType::Short, vec![3.0]));
+        assert_eq!(val(&v, "d"), (NcType::Float, vec![8.0]));
+        assert_eq!(
+            val(&v, "e"),
+            (NcType::Float, vec![f64::from(3.141_592_7_f32)])
+        );
+        assert_eq!(val(&v, "f"), (NcType::Int, vec![-1.0]));
+        assert_eq!(val(&v, "g"), (NcType::Float, vec![5.0]));
+    }
+
+    #[test]
+    fn defdim_lhs_cast_hyperslab_and_reductions() {
+        let (v, _) = run("defdim(\"a\",3);defdim(\"b\",4);m[$a,$b]=10;c=m(1,1);\
+             r[$b]={1,2,3,4};s[$a,$b]=r*2;t=s.total();u=s(:,1:3:2).total();w=s.avg($a)");
+        assert_eq!(val(&v, "m").1, vec![10.0; 12]);
+        assert_eq!(val(&v, "c"), (NcType::Int, vec![10.0]));
+        assert_eq!(val(&v, "s").1[4..8], [2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(val(&v, "t").1, vec![60.0]);
+        assert_eq!(val(&v, "u").1, vec![36.0]);
+        assert_eq!(val(&v, "w").1, vec![2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(v["w"].val.dims.len(), 1);
+    }
+
+    #[test]
+    fn attributes_convert_to_the_variable_type() {
+        let (v, _) = run("x=1.5;x@scale=2.5;y=x@scale*2;z=x@scale*2.0f;q=x@scale+x@scale");
+        assert_eq!(val(&v, "y"), (NcType::Int, vec![4.0]));
+        assert_eq!(val(&v, "z"), (NcType::Float, vec![5.0]));
+        assert_eq!(val(&v, "q"), (NcType::Double, vec![5.0]));
+        assert!(v["x"].attrs.iter().any(|a| a.name == "scale"));
+    }
+
+    #[test]
+    fn where_elsewhere_and_compound_assignment() {
+        let (v, _) = run(
+            "defdim(\"n\",5);x[$n]={1,5,2,8,3};where(x>2) x=0; elsewhere x=x*10;\
+             y=x;y+=1.7;z[$n]=1.5f;z*=2",
+        );
+        assert_eq!(val(&v, "x").1, vec![10.0, 0.0, 20.0, 0.0, 0.0]);
+        assert_eq!(val(&v, "y"), (NcType::Int, vec![12.0, 2.0, 22.0, 2.0, 2.0]));
+        assert_eq!(val(&v, "z"), (NcType::Float, vec![3.0; 5]));
+    }
+
+    #[test]
+    fn missing_values_propagate_and_are_skipped() {
+        let (v, _) = run(
+            "defdim(\"n\",4);x[$n]={73.0f,-1.0f,73.0f,-1.0f};x@_FillValue=-1.0f;\
+             z=x;t=z.total();m=z.min();y=z+1",
+        );
+        // As in NCO 5.1.4, a _FillValue set by the script does not make the script's own
+        // values missing during the run.
+        assert_eq!(val(&v, "t").1, vec![144.0]);
+        assert_eq!(val(&v, "m").1, vec![-1.0]);
+        assert_eq!(val(&v, "y").1, vec![74.0, 0.0, 74.0, 0.0]);
+        // Kernel level: the fill of either operand makes the result missing.
+        let r = num::binary(
+            BinOp::Mul,
+            3,
+            num::Side::Array(&[1.0f64, 2.0, 3.0]),
+            num::Side::Array(&[-9.0, 5.0, 5.0]),
+            None,
+            Some(-9.0),
+            -9.0,
+        );
+        assert_eq!(r, vec![-9.0, 10.0, 15.0]);
+    }
+
+    #[test]
+    fn print_formats() {
+        let (_, out) =
+            run("a=55.0;print(a);b=1.5f;print(b,\"%.2f\");defdim(\"n\",2);c[$n]=2;print(c)");
+        assert_eq!(out, "a = 55 \n\n1.50\nc[0]=2 \nc[1]=2 \n\n");
+    }
+
+    #[test]
+    fn errors_name_what_is_wrong() {
+        assert!(err("a=nosuch*2").contains("nosuch"));
+        assert!(
+            err("defdim(\"a\",2);defdim(\"b\",3);x[$a]=1;y[$b]=1;z=x*y").contains("do not conform")
+        );
+        assert!(err("x=3;y=x(5)").contains("hyperslab"));
+        assert!(err("x[$nodim]=1").contains("nodim"));
     }
 }

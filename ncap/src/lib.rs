@@ -71,22 +71,19 @@ pub fn command() -> clap::Command {
     cli::configure(Cli::command())
 }
 
-/// The script pieces in command-line order (`-s` texts and `-S` files interleaved).
-fn scripts(matches: &clap::ArgMatches, cli: &Cli) -> Result<Vec<(String, String)>> {
-    let mut parts: Vec<(usize, String, String)> = Vec::new();
-    if let Some(ix) = matches.indices_of("scripts") {
-        for (i, s) in ix.zip(&cli.scripts) {
-            parts.push((i, "command-line script".into(), s.clone()));
-        }
+/// The script pieces: every `-s` text in order, then every `-S` file (NCO runs the
+/// command-line scripts before the script files, wherever they appear).
+fn scripts(cli: &Cli) -> Result<Vec<(String, String)>> {
+    let mut parts: Vec<(String, String)> = cli
+        .scripts
+        .iter()
+        .map(|s| ("command-line script".to_string(), s.clone()))
+        .collect();
+    for f in &cli.script_files {
+        let text = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
+        parts.push((f.clone(), text));
     }
-    if let Some(ix) = matches.indices_of("script_files") {
-        for (i, f) in ix.zip(&cli.script_files) {
-            let text = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
-            parts.push((i, f.clone(), text));
-        }
-    }
-    parts.sort_by_key(|p| p.0);
-    Ok(parts.into_iter().map(|(_, n, t)| (n, t)).collect())
+    Ok(parts)
 }
 
 /// Where an output variable's data comes from.
@@ -115,7 +112,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     cli::apply_common(&cli.common);
     cli.format.check()?;
     let mut stmts = Vec::new();
-    for (name, text) in scripts(&matches, &cli)? {
+    for (name, text) in scripts(&cli)? {
         let s = parser::parse(&text).map_err(|e| Error::msg(format!("{name}: {e}")))?;
         stmts.extend(s);
     }
@@ -141,7 +138,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     };
     // With one file, it is read (when it exists) and replaced.
-    let input = input.or_else(|| std::path::Path::new(&out_path).exists().then(|| out_path.clone()));
+    let input = input.or_else(|| {
+        std::path::Path::new(&out_path)
+            .exists()
+            .then(|| out_path.clone())
+    });
     let existing = if input.as_deref() == Some(out_path.as_str()) && cli.files.len() == 1 {
         Existing::Overwrite
     } else {
@@ -256,10 +257,11 @@ fn write_output(
             }
         }
     }
-    let format = cli
-        .format
-        .format()?
-        .unwrap_or(if ds.is_some() { input.format } else { nco_core::model::Format::Classic });
+    let format = cli.format.format()?.unwrap_or(if ds.is_some() {
+        input.format
+    } else {
+        nco_core::model::Format::Classic
+    });
     let mut out = Meta::new(format);
     out.attrs = ctx.globals.clone();
     // A record dimension no output variable uses is written with no records, as NCO does.
@@ -276,8 +278,16 @@ fn write_output(
     for (name, src) in &plan {
         let dims = var_dims(src).iter().map(|&d| dim_map[d]).collect();
         let (ty, attrs, storage) = match src {
-            Source::New(n) => (ctx.vars[n].val.ty(), ctx.vars[n].attrs.clone(), Default::default()),
-            Source::Copy(id, attrs) => (input.vars[*id].ty, attrs.clone(), input.vars[*id].storage.clone()),
+            Source::New(n) => (
+                ctx.vars[n].val.ty(),
+                ctx.vars[n].attrs.clone(),
+                Default::default(),
+            ),
+            Source::Copy(id, attrs) => (
+                input.vars[*id].ty,
+                attrs.clone(),
+                input.vars[*id].storage.clone(),
+            ),
         };
         if !format.supports(ty) {
             return Err(Error::var(

@@ -248,7 +248,11 @@ fn fill_with<T: Send, F: Fn(usize) -> T + Sync + Send>(n: usize, f: F) -> Vec<T>
     if n < 2 * PAR_CHUNK {
         return (0..n).map(f).collect();
     }
-    (0..n).into_par_iter().with_min_len(PAR_CHUNK).map(f).collect()
+    (0..n)
+        .into_par_iter()
+        .with_min_len(PAR_CHUNK)
+        .map(f)
+        .collect()
 }
 
 /// `a op b` over `n` elements in type `T`; where `a == fa` or `b == fb` the result is
@@ -320,37 +324,37 @@ fn run_op<T: Arith, F: Fn(T, T) -> T + Sync + Send>(
     let chunk = |base: usize, d: &mut [T]| {
         let len = d.len();
         match (other, fa, fb, dst_left) {
-        (Side::Array(o), None, None, true) => {
-            for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
-                *x = f(*x, y);
+            (Side::Array(o), None, None, true) => {
+                for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                    *x = f(*x, y);
+                }
             }
-        }
-        (Side::Array(o), None, None, false) => {
-            for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
-                *x = f(y, *x);
+            (Side::Array(o), None, None, false) => {
+                for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                    *x = f(y, *x);
+                }
             }
-        }
-        (Side::Scalar(y), None, None, true) => {
-            for x in d.iter_mut() {
-                *x = f(*x, y);
+            (Side::Scalar(y), None, None, true) => {
+                for x in d.iter_mut() {
+                    *x = f(*x, y);
+                }
             }
-        }
-        (Side::Scalar(y), None, None, false) => {
-            for x in d.iter_mut() {
-                *x = f(y, *x);
+            (Side::Scalar(y), None, None, false) => {
+                for x in d.iter_mut() {
+                    *x = f(y, *x);
+                }
             }
-        }
-        _ => {
-            for (j, x) in d.iter_mut().enumerate() {
-                let o = other.at(base + j);
-                let (l, r) = if dst_left { (*x, o) } else { (o, *x) };
-                *x = if fa == Some(l) || fb == Some(r) {
-                    fout
-                } else {
-                    f(l, r)
-                };
+            _ => {
+                for (j, x) in d.iter_mut().enumerate() {
+                    let o = other.at(base + j);
+                    let (l, r) = if dst_left { (*x, o) } else { (o, *x) };
+                    *x = if fa == Some(l) || fb == Some(r) {
+                        fout
+                    } else {
+                        f(l, r)
+                    };
+                }
             }
-        }
         }
     };
     if dst.len() < 2 * PAR_CHUNK {
@@ -568,7 +572,10 @@ mod tests {
             -99,
         );
         assert_eq!(c, vec![0, 1, -99]);
-        assert_eq!(unary(&[4.0f64, -1.0], Some(-1.0), |x| x.math(MathFn::Sqrt)), vec![2.0, -1.0]);
+        assert_eq!(
+            unary(&[4.0f64, -1.0], Some(-1.0), |x| x.math(MathFn::Sqrt)),
+            vec![2.0, -1.0]
+        );
     }
 
     #[test]
@@ -594,7 +601,15 @@ mod tests {
     fn big_arrays_run_in_parallel_with_the_same_result() {
         let n = 5 * PAR_CHUNK + 7;
         let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
-        let r = binary(BinOp::Mul, n, Side::Array(&a), Side::Scalar(2.0), None, None, 0.0);
+        let r = binary(
+            BinOp::Mul,
+            n,
+            Side::Array(&a),
+            Side::Scalar(2.0),
+            None,
+            None,
+            0.0,
+        );
         assert_eq!(r.len(), n);
         assert!(r.iter().enumerate().all(|(i, &x)| x == 2.0 * i as f32));
         let m: Vec<usize> = (0..n).rev().collect();

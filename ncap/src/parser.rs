@@ -534,7 +534,10 @@ mod tests {
             one("time+=10;"),
             Stmt::Assign(Lhs::Var { cast: None, .. }, AssignOp::Add, _)
         ));
-        assert!(matches!(one("v@units=\"m\""), Stmt::Assign(Lhs::Att(..), _, _)));
+        assert!(matches!(
+            one("v@units=\"m\""),
+            Stmt::Assign(Lhs::Att(..), _, _)
+        ));
         assert!(matches!(one("v(0,:)=1"), Stmt::Assign(Lhs::Slab(..), _, _)));
         assert!(matches!(one("print(v)"), Stmt::Expr(Expr::Call(..))));
     }
