@@ -1442,7 +1442,7 @@ mod tests {
         assert_eq!(val(&v, "d"), (NcType::Float, vec![8.0]));
         assert_eq!(
             val(&v, "e"),
-            (NcType::Float, vec![f64::from(3.141_592_7_f32)])
+            (NcType::Float, vec![f64::from(std::f32::consts::PI)])
         );
         assert_eq!(val(&v, "f"), (NcType::Int, vec![-1.0]));
         assert_eq!(val(&v, "g"), (NcType::Float, vec![5.0]));

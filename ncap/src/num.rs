@@ -546,7 +546,7 @@ mod tests {
         );
         assert_eq!(r[0], 273.1f32 % 273.0);
         assert!((r[1] - 1.5).abs() < 1e-6);
-        assert_eq!(1.0f32.math(MathFn::Atan) * 4.0, 3.141_592_7_f32);
+        assert_eq!(1.0f32.math(MathFn::Atan) * 4.0, std::f32::consts::PI);
         assert_eq!(2.5f64.math(MathFn::Rint), 2.0);
     }
 

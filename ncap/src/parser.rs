@@ -388,15 +388,14 @@ impl Parser {
                     _ => return Err(self.err("a method name")),
                 };
                 let mut args = vec![e];
-                if self.eat("(") {
-                    if !self.eat(")") {
-                        loop {
-                            args.push(self.expr()?);
-                            if self.eat(")") {
-                                break;
-                            }
-                            self.expect(",")?;
+                // `x.size` and `x.size()` are the same; arguments follow `(`.
+                if self.eat("(") && !self.eat(")") {
+                    loop {
+                        args.push(self.expr()?);
+                        if self.eat(")") {
+                            break;
                         }
+                        self.expect(",")?;
                     }
                 }
                 if !crate::eval::is_function(&name) {
