@@ -1,0 +1,1 @@
+nco_core::main!("ncap", ncap::run);

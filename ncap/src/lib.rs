@@ -1,0 +1,361 @@
+//! ncap2, the netCDF Arithmetic Processor: runs a script of assignments over the
+//! variables of an input file and writes the results (NCO manual, "ncap2 netCDF
+//! Arithmetic Processor"; typing rules in NCO_REFERENCE §4.15).
+//!
+//! `ncap2 [-v] [-C] -s 'script' [-S file] in.nc out.nc`. The script language
+//! implemented here is a subset of ncap2's: assignments (`= += -= *= /=`), attributes
+//! (`v@att`, `global@att`), LHS casting (`v[$lat,$lon]=...`), `defdim()`, typed
+//! literals and arrays, arithmetic, comparison and logical operators, hyperslabs
+//! (`v(1,:,0:3:2)`), reductions (`.total() .avg() .min() .max()`, optionally over
+//! `$dims`), math functions and type casts, `where()/elsewhere`, `if/else`, `print()`.
+//!
+//! Modules: [`lexer`] (tokens), [`parser`] (AST), [`num`] (typed element-wise
+//! kernels), [`eval`] (semantics and state). This file parses the command line and
+//! writes the output.
+#![deny(missing_docs)]
+
+pub mod eval;
+pub mod lexer;
+pub mod num;
+pub mod parser;
+
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
+
+use nco_core::cli::{self, CommonArgs, FormatArgs};
+use nco_core::dataset::{Dataset, OutFile};
+use nco_core::model::{Attr, Dim, Meta, Var};
+use nco_core::output::{self, Existing, TempOutput};
+use nco_core::types::Values;
+use nco_core::{Error, Result};
+
+use eval::Ctx;
+
+/// ncap2 command line.
+#[derive(Parser, Debug)]
+#[command(
+    name = "ncap2",
+    about = "netCDF Arithmetic Processor: compute variables and attributes with a script (NCO-compatible)",
+    after_help = "Examples:\n  ncap2 -O -s 'tpt_c=tpt-273.15f' in.nc out.nc\n  ncap2 -O -v -s 'one_ll[lat,lon]=1.0;t=three_dmn_var.total()' in.nc out.nc\n  ncap2 -O -S script.nco in.nc out.nc"
+)]
+pub struct Cli {
+    /// Input file, then the output file
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub format: FormatArgs,
+    /// Script text (statements separated by ';'); repeatable
+    #[arg(short = 's', long = "spt", visible_aliases = ["script"], value_name = "SCRIPT",
+          action = ArgAction::Append, allow_hyphen_values = true)]
+    pub scripts: Vec<String>,
+    /// Script file; repeatable
+    #[arg(short = 'S', long = "fl_spt", visible_aliases = ["script-file", "fl_script"],
+          value_name = "FILE", action = ArgAction::Append)]
+    pub script_files: Vec<String>,
+    /// Write only the variables the script defines (plus their coordinates unless -C)
+    #[arg(short = 'v', long = "variable", visible_alias = "var")]
+    pub only_defined: bool,
+    /// Do not add coordinate variables
+    #[arg(short = 'C', long = "no_crd", visible_aliases = ["xcl_ass_var", "no-coords"])]
+    pub no_coords: bool,
+    /// Add all coordinate variables of the input
+    #[arg(short = 'c', long = "crd", visible_aliases = ["xtr_ass_var", "coords"])]
+    pub all_coords: bool,
+}
+
+/// The clap command.
+pub fn command() -> clap::Command {
+    cli::configure(Cli::command())
+}
+
+/// The script pieces: every `-s` text in order, then every `-S` file (NCO runs the
+/// command-line scripts before the script files, wherever they appear).
+fn scripts(cli: &Cli) -> Result<Vec<(String, String)>> {
+    let mut parts: Vec<(String, String)> = cli
+        .scripts
+        .iter()
+        .map(|s| ("command-line script".to_string(), s.clone()))
+        .collect();
+    for f in &cli.script_files {
+        let text = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
+        parts.push((f.clone(), text));
+    }
+    Ok(parts)
+}
+
+/// Where an output variable's data comes from.
+enum Source {
+    /// Computed by the script (name in [`Ctx::vars`]).
+    New(String),
+    /// Copied from the input variable, with (possibly changed) attributes.
+    Copy(usize, Vec<Attr>),
+}
+
+/// Run ncap2 with `argv`.
+///
+/// Errors: bad options, script syntax errors, unknown variables, functions or
+/// dimensions, shapes that do not conform, and every I/O error. Nothing is written on
+/// error.
+pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
+    let matches = match command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return cli::clap_error(e),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
+    if cli.common.revision {
+        print!("{}", cli::version_text(prog));
+        return Ok(());
+    }
+    cli::apply_common(&cli.common);
+    cli.format.check()?;
+    let mut stmts = Vec::new();
+    for (name, text) in scripts(&cli)? {
+        let s = parser::parse(&text).map_err(|e| Error::msg(format!("{name}: {e}")))?;
+        stmts.extend(s);
+    }
+    if stmts.is_empty() {
+        return Err(Error::msg(
+            "no script given (use -s 'statements' or -S file)",
+        ));
+    }
+    let mut files = cli.files.clone();
+    if let Some(o) = &cli.common.output {
+        files.push(o.clone());
+    }
+    let (input, out_path) = match files.len() {
+        2 => (
+            Some(cli::with_prefix(cli.common.path.as_deref(), &files[0])),
+            files[1].clone(),
+        ),
+        1 => (None, files[0].clone()),
+        n => {
+            return Err(Error::msg(format!(
+                "{prog} takes an input and an output file, {n} given (usage: {prog} -s 'script' in.nc out.nc)"
+            )))
+        }
+    };
+    // With one file, it is read (when it exists) and replaced.
+    let input = input.or_else(|| {
+        std::path::Path::new(&out_path)
+            .exists()
+            .then(|| out_path.clone())
+    });
+    let existing = if input.as_deref() == Some(out_path.as_str()) && cli.files.len() == 1 {
+        Existing::Overwrite
+    } else {
+        output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?
+    };
+    if existing == Existing::Append {
+        return Err(Error::option(
+            "-A",
+            "appending is not supported by ncap2 in nco-rs; use -O",
+        ));
+    }
+    let ds = match &input {
+        Some(p) => Some(Dataset::open(p)?),
+        None => None,
+    };
+    let stdout = std::io::stdout();
+    let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
+    // NCO stamps the history (and NCO attribute) before the script runs, so attributes
+    // the script adds come after them.
+    if !cli.common.no_history {
+        let mut m = Meta::new(ctx.input.format);
+        m.attrs = std::mem::take(&mut ctx.globals);
+        output::stamp_history(&mut m, &argv);
+        ctx.globals = m.attrs;
+    }
+    ctx.run(&stmts)?;
+    drop(stmts);
+    write_output(prog, &cli, ds.as_ref(), &ctx, &out_path)
+}
+
+fn write_output(
+    prog: &str,
+    cli: &Cli,
+    ds: Option<&Dataset>,
+    ctx: &Ctx<'_>,
+    out_path: &str,
+) -> Result<()> {
+    let input = &ctx.input;
+    let mut plan: Vec<(String, Source)> = Vec::new();
+    for n in ctx.output_order() {
+        plan.push((n.clone(), Source::New(n)));
+    }
+    let attrs_of = |name: &str, id: usize| -> Vec<Attr> {
+        ctx.touched
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| input.vars[id].attrs.clone())
+    };
+    let planned = |plan: &Vec<(String, Source)>, n: &str| plan.iter().any(|(m, _)| m == n);
+    if cli.only_defined {
+        let mut coords: Vec<usize> = Vec::new();
+        if !cli.no_coords {
+            for &d in &ctx.dims_used {
+                if d < input.dims.len() {
+                    if let Some(id) = input.var_id(&input.dims[d].name) {
+                        if input.is_coord_var(&input.vars[id]) {
+                            coords.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        if cli.all_coords {
+            for (id, v) in input.vars.iter().enumerate() {
+                if input.is_coord_var(v) && !coords.contains(&id) {
+                    coords.push(id);
+                }
+            }
+        }
+        // Coordinates follow the input's variable order.
+        coords.sort_unstable();
+        for id in coords {
+            let n = input.vars[id].name.clone();
+            if !planned(&plan, &n) {
+                plan.push((n.clone(), Source::Copy(id, attrs_of(&n, id))));
+            }
+        }
+        for n in &ctx.touched_order {
+            if let Some(id) = input.var_id(n) {
+                if !planned(&plan, n) {
+                    plan.push((n.clone(), Source::Copy(id, attrs_of(n, id))));
+                }
+            }
+        }
+    } else {
+        for (id, v) in input.vars.iter().enumerate() {
+            if !ctx.vars.contains_key(&v.name) {
+                plan.push((v.name.clone(), Source::Copy(id, attrs_of(&v.name, id))));
+            }
+        }
+    }
+    // Dimensions: first use order, then (without -v) the input's and defdim's others,
+    // then whatever an output variable still needs.
+    let mut dim_order: Vec<usize> = ctx.dims_used.clone();
+    if !cli.only_defined {
+        for d in 0..ctx.dims.len() {
+            if !dim_order.contains(&d) {
+                dim_order.push(d);
+            }
+        }
+    }
+    let var_dims = |src: &Source| -> Vec<usize> {
+        match src {
+            Source::New(n) => ctx.vars[n].val.dims.clone(),
+            Source::Copy(id, _) => input.vars[*id].dims.clone(),
+        }
+    };
+    for (_, s) in &plan {
+        for d in var_dims(s) {
+            if !dim_order.contains(&d) {
+                dim_order.push(d);
+            }
+        }
+    }
+    let format = cli.format.format()?.unwrap_or(if ds.is_some() {
+        input.format
+    } else {
+        nco_core::model::Format::Classic
+    });
+    let mut out = Meta::new(format);
+    out.attrs = ctx.globals.clone();
+    // A record dimension no output variable uses is written with no records, as NCO does.
+    let used_by_vars: Vec<usize> = plan.iter().flat_map(|(_, s)| var_dims(s)).collect();
+    let mut dim_map = vec![usize::MAX; ctx.dims.len()];
+    for (o, &d) in dim_order.iter().enumerate() {
+        dim_map[d] = o;
+        let mut dim: Dim = ctx.dims[d].clone();
+        if dim.unlimited && !used_by_vars.contains(&d) {
+            dim.len = 0;
+        }
+        out.dims.push(dim);
+    }
+    for (name, src) in &plan {
+        let dims = var_dims(src).iter().map(|&d| dim_map[d]).collect();
+        let (ty, attrs, storage) = match src {
+            Source::New(n) => (
+                ctx.vars[n].val.ty(),
+                ctx.vars[n].attrs.clone(),
+                Default::default(),
+            ),
+            Source::Copy(id, attrs) => (
+                input.vars[*id].ty,
+                attrs.clone(),
+                input.vars[*id].storage.clone(),
+            ),
+        };
+        if !format.supports(ty) {
+            return Err(Error::var(
+                name,
+                format!(
+                    "type {ty} cannot be stored in a {} file (write netCDF-4 with -4 or CDF-5 with -5)",
+                    format.kind_name()
+                ),
+            ));
+        }
+        out.vars.push(Var {
+            name: name.clone(),
+            ty,
+            dims,
+            attrs,
+            storage,
+        });
+    }
+    // Padded (hyperslabbed) variables need a fill value attribute.
+    let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
+    for (_, src) in &plan {
+        let Source::New(n) = src else {
+            datas.push(None);
+            continue;
+        };
+        let v = &ctx.vars[n].val;
+        let full: Vec<usize> = v.dims.iter().map(|&d| ctx.dims[d].len).collect();
+        if full == v.shape {
+            datas.push(None);
+            continue;
+        }
+        // Elements outside the hyperslab are left at the fill value, as NCO leaves them
+        // unwritten.
+        let ty = v.ty();
+        let fill = v.fill.unwrap_or_else(|| nco_core::fill::default_fill(ty));
+        let n_full: usize = full.iter().product();
+        let mut buf = Values::from_f64_slice(ty, &vec![fill; n_full])
+            .ok_or_else(|| Error::var(n, "cannot pad a text variable"))?;
+        let lists: Vec<Vec<usize>> = v.shape.iter().map(|&s| (0..s).collect()).collect();
+        let map = eval::index_map(&full, &lists);
+        num::with_type!(ty, T => {
+            let dst = <T as nco_core::types::NcNum>::vec_of_mut(&mut buf).expect("same type");
+            let src = num::slice::<T>(&v.data);
+            for (i, &m) in map.iter().enumerate() {
+                dst[m] = src[i];
+            }
+        }; text => {});
+        datas.push(Some(buf));
+    }
+    nco_core::arith::stamp_threads(&mut out, cli.common.threads);
+    let tmp = TempOutput::new(out_path, prog)?;
+    let hdr_pad = cli.format.hdr_pad.unwrap_or(0);
+    let mut of = OutFile::create(tmp.path(), &out, hdr_pad)?;
+    for (o, (_, src)) in plan.iter().enumerate() {
+        match src {
+            Source::New(n) => match &datas[o] {
+                Some(d) => of.write(o, 0, d)?,
+                None => of.write(o, 0, &ctx.vars[n].val.data)?,
+            },
+            Source::Copy(id, _) => {
+                let ds = ds.expect("copied variables come from the input");
+                if !of.copy_var_raw(o, ds, *id)? {
+                    let vals = ds.read_all(*id)?;
+                    of.write(o, 0, &vals)?;
+                }
+            }
+        }
+    }
+    of.finish()?;
+    tmp.commit()
+}

@@ -1,0 +1,619 @@
+//! Element-wise arithmetic in the operands' own netCDF type, as ncap2 computes (float
+//! stays float, integer division truncates, `%` is C's remainder or `fmod`), with
+//! missing values propagated. One trait, [`Arith`], extends nco-core's `NcNum` with the
+//! operations; it is implemented by two macros (integers, floats) and every kernel is a
+//! generic function dispatched at run time with nco-core's `dispatch_type!`.
+//! Large arrays are processed in parallel chunks with rayon.
+
+use rayon::prelude::*;
+
+use nco_core::types::{NcNum, NcType, Values};
+
+use crate::parser::BinOp;
+
+/// Elements per parallel chunk; smaller arrays run on one thread.
+const PAR_CHUNK: usize = 1 << 15;
+
+/// Unary math functions (computed in the argument's floating type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    /// sqrt
+    Sqrt,
+    /// exp
+    Exp,
+    /// natural log
+    Log,
+    /// log10
+    Log10,
+    /// sin
+    Sin,
+    /// cos
+    Cos,
+    /// tan
+    Tan,
+    /// asin
+    Asin,
+    /// acos
+    Acos,
+    /// atan
+    Atan,
+    /// sinh
+    Sinh,
+    /// cosh
+    Cosh,
+    /// tanh
+    Tanh,
+    /// asinh
+    Asinh,
+    /// acosh
+    Acosh,
+    /// atanh
+    Atanh,
+    /// floor
+    Floor,
+    /// ceil
+    Ceil,
+    /// round half away from zero
+    Round,
+    /// truncate toward zero
+    Trunc,
+    /// round half to even (`rint`, `nearbyint`)
+    Rint,
+}
+
+impl MathFn {
+    /// The function for an ncap2 name.
+    pub fn by_name(s: &str) -> Option<MathFn> {
+        use MathFn::*;
+        Some(match s {
+            "sqrt" => Sqrt,
+            "exp" => Exp,
+            "log" | "ln" => Log,
+            "log10" => Log10,
+            "sin" => Sin,
+            "cos" => Cos,
+            "tan" => Tan,
+            "asin" => Asin,
+            "acos" => Acos,
+            "atan" => Atan,
+            "sinh" => Sinh,
+            "cosh" => Cosh,
+            "tanh" => Tanh,
+            "asinh" => Asinh,
+            "acosh" => Acosh,
+            "atanh" => Atanh,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "round" => Round,
+            "trunc" => Trunc,
+            "rint" | "nearbyint" => Rint,
+            _ => return None,
+        })
+    }
+}
+
+/// Arithmetic of one numeric type.
+pub trait Arith: NcNum {
+    /// a + b (integers wrap)
+    fn add(self, b: Self) -> Self;
+    /// a - b (integers wrap)
+    fn sub(self, b: Self) -> Self;
+    /// a * b (integers wrap)
+    fn mul(self, b: Self) -> Self;
+    /// a / b (integers truncate; division by zero gives 0)
+    fn div(self, b: Self) -> Self;
+    /// C remainder / fmod (integer remainder by zero gives 0)
+    fn rem(self, b: Self) -> Self;
+    /// a ^ b (integers through f64, converted back)
+    fn pow(self, b: Self) -> Self;
+    /// -a (integers wrap)
+    fn neg(self) -> Self;
+    /// |a|
+    fn abs(self) -> Self;
+    /// 1 or 0.
+    fn from_bool(b: bool) -> Self;
+    /// a != 0
+    fn truth(self) -> bool;
+    /// A math function (floats only; integers go through f64).
+    fn math(self, f: MathFn) -> Self;
+    /// atan2(self, x)
+    fn atan2(self, x: Self) -> Self;
+}
+
+macro_rules! float_math {
+    ($x:expr, $f:expr) => {
+        match $f {
+            MathFn::Sqrt => $x.sqrt(),
+            MathFn::Exp => $x.exp(),
+            MathFn::Log => $x.ln(),
+            MathFn::Log10 => $x.log10(),
+            MathFn::Sin => $x.sin(),
+            MathFn::Cos => $x.cos(),
+            MathFn::Tan => $x.tan(),
+            MathFn::Asin => $x.asin(),
+            MathFn::Acos => $x.acos(),
+            MathFn::Atan => $x.atan(),
+            MathFn::Sinh => $x.sinh(),
+            MathFn::Cosh => $x.cosh(),
+            MathFn::Tanh => $x.tanh(),
+            MathFn::Asinh => $x.asinh(),
+            MathFn::Acosh => $x.acosh(),
+            MathFn::Atanh => $x.atanh(),
+            MathFn::Floor => $x.floor(),
+            MathFn::Ceil => $x.ceil(),
+            MathFn::Round => $x.round(),
+            MathFn::Trunc => $x.trunc(),
+            MathFn::Rint => $x.round_ties_even(),
+        }
+    };
+}
+
+macro_rules! impl_arith {
+    (int: $($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline] fn add(self, b: Self) -> Self { self.wrapping_add(b) }
+            #[inline] fn sub(self, b: Self) -> Self { self.wrapping_sub(b) }
+            #[inline] fn mul(self, b: Self) -> Self { self.wrapping_mul(b) }
+            #[inline] fn div(self, b: Self) -> Self { self.checked_div(b).unwrap_or(0) }
+            #[inline] fn rem(self, b: Self) -> Self { self.checked_rem(b).unwrap_or(0) }
+            #[inline] fn pow(self, b: Self) -> Self { Self::from_f64(self.to_f64().powf(b.to_f64())) }
+            #[inline] fn neg(self) -> Self { (0 as $t).wrapping_sub(self) }
+            #[inline] fn abs(self) -> Self { if self < (0 as $t) { self.neg() } else { self } }
+            #[inline] fn from_bool(b: bool) -> Self { b as $t }
+            #[inline] fn truth(self) -> bool { self != 0 }
+            #[inline] fn math(self, f: MathFn) -> Self { Self::from_f64(float_math!(self.to_f64(), f)) }
+            #[inline] fn atan2(self, x: Self) -> Self { Self::from_f64(self.to_f64().atan2(x.to_f64())) }
+        }
+    )*};
+    (float: $($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline] fn add(self, b: Self) -> Self { self + b }
+            #[inline] fn sub(self, b: Self) -> Self { self - b }
+            #[inline] fn mul(self, b: Self) -> Self { self * b }
+            #[inline] fn div(self, b: Self) -> Self { self / b }
+            #[inline] fn rem(self, b: Self) -> Self { self % b }
+            #[inline] fn pow(self, b: Self) -> Self { self.powf(b) }
+            #[inline] fn neg(self) -> Self { -self }
+            #[inline] fn abs(self) -> Self { <$t>::abs(self) }
+            #[inline] fn from_bool(b: bool) -> Self { if b { 1.0 } else { 0.0 } }
+            #[inline] fn truth(self) -> bool { self != 0.0 }
+            #[inline] fn math(self, f: MathFn) -> Self { float_math!(self, f) }
+            #[inline] fn atan2(self, x: Self) -> Self { <$t>::atan2(self, x) }
+        }
+    )*};
+}
+
+impl_arith!(int: i8, u8, i16, u16, i32, u32, i64, u64);
+impl_arith!(float: f32, f64);
+
+/// Call `$e` with `$T` bound to the Rust type of a numeric [`NcType`]; text types
+/// evaluate `$text`.
+macro_rules! with_type {
+    ($ty:expr, $T:ident => $e:expr; text => $text:expr) => {
+        nco_core::dispatch_type!($ty, $T => $e; char => $text; string => $text)
+    };
+}
+pub(crate) use with_type;
+
+#[inline]
+fn apply<T: Arith>(op: BinOp, a: T, b: T) -> T {
+    match op {
+        BinOp::Add => a.add(b),
+        BinOp::Sub => a.sub(b),
+        BinOp::Mul => a.mul(b),
+        BinOp::Div => a.div(b),
+        BinOp::Mod => a.rem(b),
+        BinOp::Pow => a.pow(b),
+        BinOp::Lt => T::from_bool(a < b),
+        BinOp::Gt => T::from_bool(a > b),
+        BinOp::Le => T::from_bool(a <= b),
+        BinOp::Ge => T::from_bool(a >= b),
+        BinOp::Eq => T::from_bool(a == b),
+        BinOp::Ne => T::from_bool(a != b),
+        BinOp::And => T::from_bool(a.truth() && b.truth()),
+        BinOp::Or => T::from_bool(a.truth() || b.truth()),
+    }
+}
+
+/// One operand of a kernel: a whole array or one value repeated.
+#[derive(Clone, Copy)]
+pub enum Side<'a, T> {
+    /// Element i is `s[i]`.
+    Array(&'a [T]),
+    /// Every element is this value.
+    Scalar(T),
+}
+
+/// The side for buffer `s`: a scalar when `scalar`.
+pub fn side<T: Copy>(s: &[T], scalar: bool) -> Side<'_, T> {
+    if scalar {
+        Side::Scalar(s[0])
+    } else {
+        Side::Array(s)
+    }
+}
+
+impl<T: Copy> Side<'_, T> {
+    #[inline]
+    fn at(&self, i: usize) -> T {
+        match self {
+            Side::Array(s) => s[i],
+            Side::Scalar(x) => *x,
+        }
+    }
+}
+
+/// `f(0..n)` collected, in parallel for large arrays.
+fn fill_with<T: Send, F: Fn(usize) -> T + Sync + Send>(n: usize, f: F) -> Vec<T> {
+    if n < 2 * PAR_CHUNK {
+        return (0..n).map(f).collect();
+    }
+    (0..n)
+        .into_par_iter()
+        .with_min_len(PAR_CHUNK)
+        .map(f)
+        .collect()
+}
+
+/// `a op b` over `n` elements in type `T`; where `a == fa` or `b == fb` the result is
+/// `fout` (missing).
+pub fn binary<T: Arith>(
+    op: BinOp,
+    n: usize,
+    a: Side<'_, T>,
+    b: Side<'_, T>,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+) -> Vec<T> {
+    match a {
+        Side::Array(x) => {
+            let mut d = x[..n].to_vec();
+            binary_into(op, &mut d, b, true, fa, fb, fout);
+            d
+        }
+        Side::Scalar(x) => {
+            let mut d = match b {
+                Side::Array(y) => y[..n].to_vec(),
+                Side::Scalar(y) => vec![y; n],
+            };
+            binary_into(op, &mut d, Side::Scalar(x), false, fa, fb, fout);
+            d
+        }
+    }
+}
+
+/// In place: `dst = dst op other` (`dst_left`) or `dst = other op dst`, with missing
+/// values as in [`binary`] (`fa` belongs to the left operand, `fb` to the right).
+/// Runs in parallel chunks for large arrays.
+pub fn binary_into<T: Arith>(
+    op: BinOp,
+    dst: &mut [T],
+    other: Side<'_, T>,
+    dst_left: bool,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+) {
+    // One monomorphised loop per operator so the no-missing-value loops vectorise.
+    macro_rules! go {
+        ($f:expr) => {
+            run_op(dst, other, dst_left, fa, fb, fout, $f)
+        };
+    }
+    match op {
+        BinOp::Add => go!(|a: T, b: T| a.add(b)),
+        BinOp::Sub => go!(|a: T, b: T| a.sub(b)),
+        BinOp::Mul => go!(|a: T, b: T| a.mul(b)),
+        BinOp::Div => go!(|a: T, b: T| a.div(b)),
+        BinOp::Mod => go!(|a: T, b: T| a.rem(b)),
+        BinOp::Pow => go!(|a: T, b: T| a.pow(b)),
+        op => go!(move |a: T, b: T| apply(op, a, b)),
+    }
+}
+
+fn run_op<T: Arith, F: Fn(T, T) -> T + Sync + Send>(
+    dst: &mut [T],
+    other: Side<'_, T>,
+    dst_left: bool,
+    fa: Option<T>,
+    fb: Option<T>,
+    fout: T,
+    f: F,
+) {
+    let chunk = |base: usize, d: &mut [T]| {
+        let len = d.len();
+        match (other, fa, fb, dst_left) {
+            (Side::Array(o), None, None, true) => {
+                for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                    *x = f(*x, y);
+                }
+            }
+            (Side::Array(o), None, None, false) => {
+                for (x, &y) in d.iter_mut().zip(&o[base..base + len]) {
+                    *x = f(y, *x);
+                }
+            }
+            (Side::Scalar(y), None, None, true) => {
+                for x in d.iter_mut() {
+                    *x = f(*x, y);
+                }
+            }
+            (Side::Scalar(y), None, None, false) => {
+                for x in d.iter_mut() {
+                    *x = f(y, *x);
+                }
+            }
+            _ => {
+                for (j, x) in d.iter_mut().enumerate() {
+                    let o = other.at(base + j);
+                    let (l, r) = if dst_left { (*x, o) } else { (o, *x) };
+                    *x = if fa == Some(l) || fb == Some(r) {
+                        fout
+                    } else {
+                        f(l, r)
+                    };
+                }
+            }
+        }
+    };
+    if dst.len() < 2 * PAR_CHUNK {
+        chunk(0, dst);
+    } else {
+        dst.par_chunks_mut(PAR_CHUNK)
+            .enumerate()
+            .for_each(|(c, d)| chunk(c * PAR_CHUNK, d));
+    }
+}
+
+/// `f(x)` element by element, keeping missing elements.
+pub fn unary<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &[T], fill: Option<T>, f: F) -> Vec<T> {
+    let mut d = x.to_vec();
+    unary_into(&mut d, fill, f);
+    d
+}
+
+/// In place: `x = f(x)`, keeping missing elements; parallel for large arrays.
+pub fn unary_into<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &mut [T], fill: Option<T>, f: F) {
+    let chunk = |d: &mut [T]| {
+        for v in d {
+            if fill != Some(*v) {
+                *v = f(*v);
+            }
+        }
+    };
+    if x.len() < 2 * PAR_CHUNK {
+        chunk(x);
+    } else {
+        x.par_chunks_mut(PAR_CHUNK).for_each(chunk);
+    }
+}
+
+/// Move the typed vector out of `v` (which must be of type `T`).
+pub fn take<T: NcNum>(mut v: Values) -> Vec<T> {
+    std::mem::take(T::vec_of_mut(&mut v).expect("kernel called with a buffer of another type"))
+}
+
+/// `v` converted to `ty`, moved when it already has that type.
+pub fn into_type(v: Values, ty: NcType) -> Values {
+    if v.nc_type() == ty {
+        v
+    } else {
+        v.convert(ty).unwrap_or(v)
+    }
+}
+
+/// The typed vector of `v` (which must be of type `T`).
+pub fn slice<T: NcNum>(v: &Values) -> &[T] {
+    T::slice_of(v).expect("kernel called with a buffer of another type")
+}
+
+/// `v` converted to `ty` (borrowed when it already has that type). Text is kept as is.
+pub fn as_type(v: &Values, ty: NcType) -> std::borrow::Cow<'_, Values> {
+    if v.nc_type() == ty {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    match v.convert(ty) {
+        Some(c) => std::borrow::Cow::Owned(c),
+        None => std::borrow::Cow::Borrowed(v),
+    }
+}
+
+/// Convert one f64 to `ty` with NCO's rule and back to f64 (the value a fill or
+/// literal takes in that type).
+pub fn in_type(x: f64, ty: NcType) -> f64 {
+    with_type!(ty, T => T::from_f64(x).to_f64(); text => x)
+}
+
+/// Gather `src` through `map` (element i of the result is `src[map[i]]`).
+pub fn gather(src: &Values, map: &[usize]) -> Values {
+    if map.len() >= 2 * PAR_CHUNK {
+        if let Some(r) = with_type!(src.nc_type(), T => {
+            let s = slice::<T>(src);
+            Some(T::into_values(fill_with(map.len(), |i| s[map[i]])))
+        }; text => None)
+        {
+            return r;
+        }
+    }
+    src.gather(map)
+}
+
+/// Reductions of [`reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduce {
+    /// Sum.
+    Total,
+    /// Sum divided by the number of valid elements.
+    Avg,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// Reduce `x` (shape `shape`) into `out_n` results; element `idx` goes to output
+/// `sum(idx[k] * ostride[k])`. Sums accumulate in the type itself, element by element in
+/// storage order, as NCO does (so float totals carry float rounding); averages divide in
+/// the type (integer averages truncate). Missing elements (`== fill`) are skipped; an
+/// output with no valid element is `fill` (0 without one).
+pub fn reduce<T: Arith>(
+    op: Reduce,
+    x: &[T],
+    fill: Option<T>,
+    shape: &[usize],
+    ostride: &[usize],
+    out_n: usize,
+) -> Vec<T> {
+    let mut acc = vec![T::default(); out_n];
+    let mut cnt = vec![0usize; out_n];
+    let mut idx = vec![0usize; shape.len()];
+    let mut o = 0usize;
+    for &xi in x {
+        if fill != Some(xi) {
+            let a = &mut acc[o];
+            *a = if cnt[o] == 0 {
+                xi
+            } else {
+                match op {
+                    Reduce::Total | Reduce::Avg => a.add(xi),
+                    Reduce::Min => {
+                        if xi < *a {
+                            xi
+                        } else {
+                            *a
+                        }
+                    }
+                    Reduce::Max => {
+                        if xi > *a {
+                            xi
+                        } else {
+                            *a
+                        }
+                    }
+                }
+            };
+            cnt[o] += 1;
+        }
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            o += ostride[k];
+            if idx[k] < shape[k] {
+                break;
+            }
+            o -= ostride[k] * idx[k];
+            idx[k] = 0;
+        }
+    }
+    acc.iter()
+        .zip(&cnt)
+        .map(|(&a, &c)| {
+            if c == 0 {
+                fill.unwrap_or_default()
+            } else if op == Reduce::Avg {
+                a.div(T::from_f64(c as f64))
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_semantics_follow_c() {
+        assert_eq!(7i32.div(2), 3);
+        assert_eq!((-7i32).rem(3), -1);
+        assert_eq!(5i32.div(0), 0);
+        assert_eq!(i16::MAX.add(1), i16::MIN);
+        assert_eq!(2i32.pow(3), 8);
+        assert_eq!((-3i8).abs(), 3);
+    }
+
+    #[test]
+    fn float_semantics() {
+        let r = binary(
+            BinOp::Mod,
+            2,
+            Side::Array(&[273.1f32, 274.5]),
+            Side::Scalar(273.0),
+            None,
+            None,
+            0.0,
+        );
+        assert_eq!(r[0], 273.1f32 % 273.0);
+        assert!((r[1] - 1.5).abs() < 1e-6);
+        assert_eq!(1.0f32.math(MathFn::Atan) * 4.0, std::f32::consts::PI);
+        assert_eq!(2.5f64.math(MathFn::Rint), 2.0);
+    }
+
+    #[test]
+    fn missing_values_propagate() {
+        let r = binary(
+            BinOp::Add,
+            4,
+            Side::Array(&[73.0f32, 1e36, 73.0, 1e36]),
+            Side::Scalar(1.0),
+            Some(1e36),
+            None,
+            1e36,
+        );
+        assert_eq!(r, vec![74.0, 1e36, 74.0, 1e36]);
+        let c = binary(
+            BinOp::Gt,
+            3,
+            Side::Array(&[1i32, 5, -99]),
+            Side::Scalar(2),
+            Some(-99),
+            None,
+            -99,
+        );
+        assert_eq!(c, vec![0, 1, -99]);
+        assert_eq!(
+            unary(&[4.0f64, -1.0], Some(-1.0), |x| x.math(MathFn::Sqrt)),
+            vec![2.0, -1.0]
+        );
+    }
+
+    #[test]
+    fn reductions_skip_missing_and_keep_the_type() {
+        // 2x3, reduce over the second dimension.
+        let x = [1i32, 2, -99, 4, 5, 7];
+        let r = reduce(Reduce::Avg, &x, Some(-99), &[2, 3], &[1, 0], 2);
+        assert_eq!(r, vec![1, 5], "(1+2)/2 truncates to 1");
+        let r = reduce(Reduce::Total, &x, Some(-99), &[2, 3], &[0, 0], 1);
+        assert_eq!(r, vec![19]);
+        let r = reduce(Reduce::Max, &x, Some(-99), &[2, 3], &[0, 1], 3);
+        assert_eq!(r, vec![4, 5, 7]);
+        let r = reduce(Reduce::Min, &[-99i32, -99], Some(-99), &[2], &[0], 1);
+        assert_eq!(r, vec![-99], "all missing stays missing");
+        // Float sums accumulate in float.
+        let big = vec![0.1f32; 1 << 20];
+        let t = reduce(Reduce::Total, &big, None, &[1 << 20], &[0], 1)[0];
+        let seq = big.iter().fold(0.0f32, |a, &b| a + b);
+        assert_eq!(t, seq);
+    }
+
+    #[test]
+    fn big_arrays_run_in_parallel_with_the_same_result() {
+        let n = 5 * PAR_CHUNK + 7;
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let r = binary(
+            BinOp::Mul,
+            n,
+            Side::Array(&a),
+            Side::Scalar(2.0),
+            None,
+            None,
+            0.0,
+        );
+        assert_eq!(r.len(), n);
+        assert!(r.iter().enumerate().all(|(i, &x)| x == 2.0 * i as f32));
+        let m: Vec<usize> = (0..n).rev().collect();
+        let g = gather(&Values::Float(a), &m);
+        assert_eq!(g.get_f64(0), Some((n - 1) as f64));
+    }
+}
