@@ -98,9 +98,20 @@ pub fn stamp_threads(meta: &mut Meta, threads: Option<usize>) {
     }
 }
 
+/// True when the file declares CF, CCM or CCSM conventions in its `Conventions` global
+/// attribute (NCO applies its convention rules only then).
+pub fn follows_conventions(meta: &Meta) -> bool {
+    meta.attrs
+        .iter()
+        .find(|a| a.name.eq_ignore_ascii_case("Conventions"))
+        .and_then(|a| a.value.as_text())
+        .is_some_and(|t| t.contains("CF") || t.contains("CCM") || t.contains("CCSM"))
+}
+
 /// Variables NCO 5.1.4's ncbo and nces copy from the first file instead of computing
-/// on (checked by running them): coordinate variables, variables named by a coordinate's
-/// `bounds` or `climatology`, and the CCM/CCSM grid and date variables (`gw`, `area`,
+/// on, and ncpdq does not pack (checked by running them): coordinate variables, and in
+/// files declaring CF/CCM/CCSM `Conventions`, variables named by a coordinate's
+/// `bounds` or `climatology` and the CCM/CCSM grid and date variables (`gw`, `area`,
 /// `hyai`, `hyam`, `hybi`, `hybm`, `date`, `nbdate`, ...).
 pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
     const CCM: &[&str] = &[
@@ -108,7 +119,13 @@ pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
         "mdt", "nbdate", "nbsec", "ndbase", "nlon", "nsbase", "ntrk", "ntrm", "ntrn", "wnummax",
     ];
     let var = &meta.vars[v];
-    if meta.is_coord_var(var) || CCM.contains(&var.name.as_str()) {
+    if meta.is_coord_var(var) {
+        return true;
+    }
+    if !follows_conventions(meta) {
+        return false;
+    }
+    if CCM.contains(&var.name.as_str()) {
         return true;
     }
     meta.vars.iter().filter(|c| meta.is_coord_var(c)).any(|c| {

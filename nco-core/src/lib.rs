@@ -22,6 +22,7 @@
 //! | [`fill`] | `_FillValue` semantics |
 //! | [`packing`] | `scale_factor`/`add_offset` unpacking |
 //! | [`kernels`] | generic reductions (avg, ttl, min, max, rms...) and binary operations |
+//! | [`pipeline`] | ordered parallel processing with bounded memory |
 //! | [`output`] | temporary output files, `-O/-A`, `history` |
 //! | [`extract`] | the extraction pipeline shared by ncks and the other operators |
 //! | [`cli`] | shared command-line options and process plumbing |
@@ -52,6 +53,7 @@ pub mod multifile;
 pub mod nc4;
 pub mod output;
 pub mod packing;
+pub mod pipeline;
 pub mod progress;
 pub mod rusage;
 pub mod select;

@@ -121,36 +121,82 @@ pub fn pack(
     missing: Option<f64>,
     ty: NcType,
 ) -> Option<(crate::types::Values, f64, f64)> {
-    let ndrv = pack_range(ty)?;
-    let valid = x
-        .iter()
-        .copied()
-        .filter(|v| Some(*v) != missing && v.is_finite());
+    let (min, max) = valid_range(x, missing);
+    let (sf, ao) = pack_params(min, max, ty)?;
+    Some((pack_with(x, missing, ty, sf, ao, false)?, sf, ao))
+}
+
+/// Minimum and maximum of the valid (finite, not `missing`) values; (0, 0) when none.
+pub fn valid_range(x: &[f64], missing: Option<f64>) -> (f64, f64) {
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in valid {
-        min = min.min(v);
-        max = max.max(v);
+    for &v in x {
+        if Some(v) != missing && v.is_finite() {
+            min = min.min(v);
+            max = max.max(v);
+        }
     }
     if min > max {
-        min = 0.0;
-        max = 0.0;
+        (0.0, 0.0)
+    } else {
+        (min, max)
     }
+}
+
+/// `(scale_factor, add_offset)` NCO 5.1.4 chooses for data in `[min, max]` packed into
+/// `ty` (see [`pack`]); `None` for a type that does not pack.
+pub fn pack_params(min: f64, max: f64, ty: NcType) -> Option<(f64, f64)> {
+    let ndrv = pack_range(ty)?;
     let ao = (min + max) / 2.0;
     let sf = if max == min { 0.0 } else { (min - max) / ndrv };
-    let fill = crate::fill::default_fill(ty);
-    let packed: Vec<f64> = x
-        .iter()
-        .map(|&v| {
-            if Some(v) == missing || !v.is_finite() {
-                fill
-            } else if sf == 0.0 {
-                0.0
-            } else {
-                ((v - ao) / sf).round_ties_even()
-            }
-        })
-        .collect();
-    Some((crate::types::Values::from_f64_slice(ty, &packed)?, sf, ao))
+    Some((sf, ao))
+}
+
+/// Pack with known parameters; missing (or non-finite) values become the packed
+/// type's default fill value. `single` computes `(x - add_offset) / scale_factor` in
+/// single precision, as NCO 5.1.4 does for NC_FLOAT data (checked element by element
+/// against its output: double arithmetic differs by one count on some elements).
+pub fn pack_with(
+    x: &[f64],
+    missing: Option<f64>,
+    ty: NcType,
+    sf: f64,
+    ao: f64,
+    single: bool,
+) -> Option<crate::types::Values> {
+    use crate::types::NcNum;
+    fn conv<T: NcNum>(
+        x: &[f64],
+        missing: Option<f64>,
+        sf: f64,
+        ao: f64,
+        single: bool,
+    ) -> crate::types::Values {
+        let fill = T::DEFAULT_FILL;
+        let (sf32, ao32) = (sf as f32, ao as f32);
+        T::into_values(
+            x.iter()
+                .map(|&v| {
+                    if Some(v) == missing || !v.is_finite() {
+                        fill
+                    } else if sf == 0.0 {
+                        T::from_f64(0.0)
+                    } else if single {
+                        T::from_f64(f64::from((v as f32 - ao32) / sf32))
+                    } else {
+                        T::from_f64((v - ao) / sf)
+                    }
+                })
+                .collect(),
+        )
+    }
+    if !ty.is_numeric() {
+        return None;
+    }
+    Some(
+        crate::dispatch_type!(ty, T => conv::<T>(x, missing, sf, ao, single);
+        char => crate::types::Values::Char(Vec::new());
+        string => crate::types::Values::Str(Vec::new())),
+    )
 }
 
 #[cfg(test)]

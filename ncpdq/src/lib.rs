@@ -17,7 +17,7 @@ use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
-use nco_core::model::{Attr, Meta};
+use nco_core::model::Attr;
 use nco_core::output::{self, Existing, TempOutput};
 use nco_core::packing;
 use nco_core::types::{NcType, Values};
@@ -171,25 +171,6 @@ impl PackMap {
             PackMap::FltDbl => (ty == T::Float).then_some((T::Double, false)),
         }
     }
-}
-
-/// Names NCO treats as grid properties, never packed.
-fn is_grid_property(m: &Meta, v: usize) -> bool {
-    let var = &m.vars[v];
-    if m.is_coord_var(var) {
-        return true;
-    }
-    let referenced = m.vars.iter().any(|o| {
-        ["bounds", "climatology", "cell_measures"].iter().any(|a| {
-            o.attr_text(a)
-                .is_some_and(|t| t.split_whitespace().any(|w| w == var.name))
-        })
-    });
-    referenced
-        || matches!(
-            var.name.as_str(),
-            "gw" | "area" | "areacella" | "wgt" | "weight"
-        )
 }
 
 /// Run ncpdq (or ncpack / ncunpack).
@@ -346,7 +327,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .map(|&v| {
             let var = &m.vars[v];
             let packed = packing::packing_of(var, cli.hdf_upk).is_some();
-            if !arith::is_arith(var.ty) || is_grid_property(m, v) {
+            if !arith::is_arith(var.ty) || arith::is_fixed_by_convention(m, v) {
                 return Action::Copy;
             }
             let unpacked_ty =
@@ -366,46 +347,36 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         })
         .collect();
     let hdf = cli.hdf_upk;
-    let results: Vec<Result<Values>> = vars
+    // Pass 1: the packing parameters need each packed variable's range before the
+    // output can be defined; read those variables once, in blocks, in parallel.
+    let params: Vec<Result<Option<(f64, f64)>>> = vars
         .par_iter()
         .enumerate()
-        .map(|(o, &v)| -> Result<Values> {
-            let idx = sel.for_var(m, v);
-            let x = ds.read(v, &idx)?;
-            let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-            let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
-            let x = permute(&x, &shape, &perms[o], &rev);
-            Ok(match actions[o] {
-                Action::Copy => x,
-                Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
-                    let pv = arith::prepare(m, v, hdf);
-                    let f = pv.unpacked(&x);
-                    let miss = pv.in_fill.map(|_| pv.out_fill);
-                    match actions[o] {
-                        Action::Pack(t) => packing::pack(&f, miss, t).map(|r| r.0).unwrap_or(x),
-                        Action::Convert(t) => {
-                            let res: Vec<Option<f64>> = f
-                                .iter()
-                                .map(|&y| if Some(y) == miss { None } else { Some(y) })
-                                .collect();
-                            nco_core::kernels::to_values(&res, t, pv.out_fill).0
-                        }
-                        _ => {
-                            let res: Vec<Option<f64>> = f
-                                .iter()
-                                .map(|&y| if Some(y) == miss { None } else { Some(y) })
-                                .collect();
-                            nco_core::kernels::to_values(&res, pv.out.ty, pv.out_fill).0
-                        }
+        .map(|(o, &v)| -> Result<Option<(f64, f64)>> {
+            let Action::Pack(t) = actions[o] else {
+                return Ok(None);
+            };
+            let pv = arith::prepare(m, v, hdf);
+            let miss = pv.in_fill.map(|_| pv.out_fill);
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            ds.read_blocks(v, &sel.for_var(m, v), 8 << 20, |_, x| {
+                for y in pv.unpacked(&x) {
+                    if Some(y) != miss && y.is_finite() {
+                        lo = lo.min(y);
+                        hi = hi.max(y);
                     }
                 }
-            })
+                Ok(())
+            })?;
+            if lo > hi {
+                lo = 0.0;
+                hi = 0.0;
+            }
+            Ok(packing::pack_params(lo, hi, t))
         })
         .collect();
-    let mut data = Vec::with_capacity(vars.len());
-    for (o, r) in results.into_iter().enumerate() {
-        let vals = r?;
-        let v = vars[o];
+    let params: Vec<Option<(f64, f64)>> = params.into_iter().collect::<Result<_>>()?;
+    for (o, &v) in vars.iter().enumerate() {
         let out = &mut meta.vars[o];
         match actions[o] {
             Action::Copy => {}
@@ -422,9 +393,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
             Action::Pack(t) => {
                 let pv = arith::prepare(m, v, hdf);
-                let f = pv.unpacked(&ds.read(v, &sel.for_var(m, v))?);
-                let miss = pv.in_fill.map(|_| pv.out_fill);
-                let (_, sf, ao) = packing::pack(&f, miss, t).unwrap_or((vals.clone(), 0.0, 0.0));
+                let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
                 out.attrs = pv.out.attrs.clone();
                 out.remove_attr("scale_factor");
                 out.remove_attr("add_offset");
@@ -452,7 +421,6 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 out.ty = t;
             }
         }
-        data.push(vals);
     }
     if !cli.common.no_history {
         output::stamp_history(&mut meta, &argv);
@@ -460,9 +428,52 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     arith::stamp_threads(&mut meta, cli.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
-    for (o, vals) in data.iter().enumerate() {
-        of.write(o, 0, vals)?;
-    }
+    // Pass 2: permute and (un)pack each variable in parallel windows, writing in order.
+    let compute = |o: usize| -> Result<Values> {
+        let v = vars[o];
+        let idx = sel.for_var(m, v);
+        let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
+        let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
+        let identity = perms[o].iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
+        if matches!(actions[o], Action::Copy) && identity {
+            return Ok(Values::with_capacity(m.vars[v].ty, 0));
+        }
+        let x = permute(&ds.read(v, &idx)?, &shape, &perms[o], &rev);
+        Ok(match actions[o] {
+            Action::Copy => x,
+            Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
+                let pv = arith::prepare(m, v, hdf);
+                let f = pv.unpacked(&x);
+                let miss = pv.in_fill.map(|_| pv.out_fill);
+                let res = || -> Vec<Option<f64>> {
+                    f.iter()
+                        .map(|&y| if Some(y) == miss { None } else { Some(y) })
+                        .collect()
+                };
+                match actions[o] {
+                    Action::Pack(t) => {
+                        let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
+                        packing::pack_with(&f, miss, t, sf, ao, pv.out.ty == NcType::Float)
+                            .unwrap_or(x)
+                    }
+                    Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,
+                    _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill).0,
+                }
+            }
+        })
+    };
+    nco_core::pipeline::for_each_ordered(vars.len(), compute, |o, vals| {
+        if vals.is_empty() && meta.var_len(&meta.vars[o]) > 0 {
+            // Unchanged: copy straight from the input.
+            let v = vars[o];
+            let untouched = m.vars[v].dims.iter().all(|&d| !sel.restricts(d));
+            if !(untouched && of.copy_var_raw(o, &ds, v)?) {
+                extract::copy_selected(&ds, v, &sel, &mut of, o)?;
+            }
+            return Ok(());
+        }
+        of.write(o, 0, &vals)
+    })?;
     of.finish()?;
     tmp.commit()
 }
