@@ -275,10 +275,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 let idx = sel.for_var(first, v);
                 let n: usize = idx.iter().map(Vec::len).product();
                 let mut acc = Accum::new(op, n);
+                let mut buf = Vec::new();
                 for ds in &sets {
                     let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
-                    let x = ds.read(id, &idx)?;
-                    kernels::add_elementwise(&mut acc, &x, pv.in_fill, pv.pack.as_ref(), 1.0);
+                    kernels::accumulate_from(&mut acc, ds, id, &idx, pv.in_fill, pv.pack.as_ref(), 1.0, &mut buf)?;
                 }
                 let vals = pv.finish(prog, &acc.finish(true));
                 pb.inc(1);

@@ -485,13 +485,13 @@ fn process(
                 .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
             let this_op = if first.is_coord_var(var) { Op::Avg } else { op };
             let n: usize = idx[1..].iter().map(Vec::len).product();
+            let mut buf = Vec::new();
             for g in 0..groups {
                 let mut acc = Accum::new(this_op, n);
                 for p in picks.iter().filter(|p| p.group == g || !cli.mro) {
                     let ds = &sets[p.file];
                     let vid = ds.meta().var_id(&var.name).unwrap_or(v);
                     idx[0] = vec![p.record];
-                    let x = ds.read(vid, &idx)?;
                     let w = match weights_ref {
                         Weights::None => 1.0,
                         Weights::PerFile(ws) => ws[p.file],
@@ -508,7 +508,7 @@ fn process(
                     };
                     // The record coordinate is averaged without weights.
                     let w = if first.is_coord_var(var) { 1.0 } else { w };
-                    kernels::add_elementwise(&mut acc, &x, pv.in_fill, pv.pack.as_ref(), w);
+                    kernels::accumulate_from(&mut acc, ds, vid, &idx, pv.in_fill, pv.pack.as_ref(), w, &mut buf)?;
                 }
                 let normalize = !(cli.numerator && !first.is_coord_var(var));
                 let res = acc.finish(normalize);

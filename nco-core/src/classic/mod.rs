@@ -215,12 +215,20 @@ impl Reader {
     /// Read the selected elements of variable `var` as raw big-endian bytes, in C order
     /// of the selection. `sel` has one index list per dimension (empty for a scalar).
     pub fn read_raw(&self, var: usize, sel: &Selection) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_raw_into(var, sel, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Reader::read_raw`] into a caller's buffer (resized; reuse it across calls to
+    /// avoid fresh allocations and their page faults).
+    pub fn read_raw_into(&self, var: usize, sel: &Selection, out: &mut Vec<u8>) -> Result<()> {
         let meta = &self.header.meta;
         let v = &meta.vars[var];
         let l = &self.header.layout[var];
         let es = v.ty.size() as u64;
         let n: usize = sel.iter().map(Vec::len).product();
-        let mut out = vec![0u8; n * es as usize];
+        out.resize(n * es as usize, 0);
         let shape = meta.shape(v);
         let record = l.record.then_some(self.header.recsize);
         if !matches!(self.source, Source::Pread) {
@@ -231,7 +239,7 @@ impl Reader {
                 pos += b;
                 Ok(())
             })?;
-            return Ok(out);
+            return Ok(());
         }
         // Positioned reads: coalesce nearby runs (strided or multi-slab selections) into
         // one read of their span, so a gather costs a few large system calls rather than
@@ -272,7 +280,7 @@ impl Reader {
             }
             i = j;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Read the selected elements of variable `var`, decoded to its type.

@@ -25,6 +25,40 @@ pub fn add_elementwise(
     crate::dispatch!(x, v => acc.add_elementwise(v, typed_fill(fill), pack, w); char _c => {}; string _s => {})
 }
 
+/// [`Accum::add_elementwise_be`] for raw big-endian bytes of type `ty`.
+pub fn add_elementwise_be(
+    acc: &mut Accum,
+    ty: NcType,
+    raw: &[u8],
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    w: f64,
+) {
+    crate::dispatch_type!(ty, T => acc.add_elementwise_be::<T>(raw, typed_fill(fill), pack, w);
+        char => {}; string => {})
+}
+
+/// Read the selection `idx` of variable `var` of `ds` and add it element-wise into
+/// `acc`: straight from the file's big-endian bytes into the reused `buf` for classic
+/// files (no decoded copy, no fresh allocation), through typed values otherwise.
+pub fn accumulate_from(
+    acc: &mut Accum,
+    ds: &crate::dataset::Dataset,
+    var: usize,
+    idx: &[Vec<usize>],
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    w: f64,
+    buf: &mut Vec<u8>,
+) -> crate::Result<()> {
+    if ds.read_raw_be_into(var, idx, buf)? {
+        add_elementwise_be(acc, ds.meta().vars[var].ty, buf, fill, pack, w);
+    } else {
+        add_elementwise(acc, &ds.read(var, idx)?, fill, pack, w);
+    }
+    Ok(())
+}
+
 /// [`Accum::add_reduce`] on a runtime-typed buffer.
 pub fn add_reduce(
     acc: &mut Accum,

@@ -104,8 +104,13 @@ pub struct Accum {
     /// The statistic.
     pub op: Op,
     val: Vec<f64>,
+    /// Per-element weight sums and counts of the contributions that were not uniform;
+    /// zero-initialised (untouched pages cost nothing) and added to the uniform ones.
     wsum: Vec<f64>,
     tally: Vec<u64>,
+    /// Count and weight sum that every element received (fill-free element-wise adds).
+    uni_n: u64,
+    uni_w: f64,
     weighted: bool,
 }
 
@@ -132,6 +137,8 @@ impl Accum {
             val: vec![init; n],
             wsum: vec![0.0; n],
             tally: vec![0; n],
+            uni_n: 0,
+            uni_w: 0.0,
             weighted: false,
         }
     }
@@ -148,7 +155,21 @@ impl Accum {
 
     /// Number of valid values accumulated into element `i`.
     pub fn tally(&self, i: usize) -> u64 {
-        self.tally[i]
+        self.tally[i] + self.uni_n
+    }
+
+    #[inline(always)]
+    fn push_val(&mut self, o: usize, x: f64, w: f64) {
+        let v = &mut self.val[o];
+        match self.op {
+            Op::Avg | Op::Sqrt | Op::SqrAvg | Op::Ttl => *v += w * x,
+            Op::MEbs | Op::TAbs => *v += w * x.abs(),
+            Op::AvgSqr | Op::Rms | Op::RmsSdn => *v += w * x * x,
+            Op::Max => *v = v.max(w * x),
+            Op::Min => *v = v.min(w * x),
+            Op::MAbs => *v = v.max((w * x).abs()),
+            Op::MIbs => *v = v.min((w * x).abs()),
+        }
     }
 
     #[inline(always)]
@@ -177,32 +198,58 @@ impl Accum {
         w: f64,
     ) {
         debug_assert_eq!(x.len(), self.val.len());
+        self.add_elems(x.iter().copied(), fill, pack, w);
+    }
+
+    /// [`Accum::add_elementwise`] straight from big-endian bytes (the classic format's
+    /// layout), with no decoded copy.
+    pub fn add_elementwise_be<T: NcNum>(
+        &mut self,
+        raw: &[u8],
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        w: f64,
+    ) {
+        debug_assert_eq!(raw.len() / T::SIZE, self.val.len());
+        self.add_elems(raw.chunks_exact(T::SIZE).map(T::from_be), fill, pack, w);
+    }
+
+    fn add_elems<T: NcNum>(
+        &mut self,
+        x: impl Iterator<Item = T>,
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        w: f64,
+    ) {
         if w != 1.0 {
             self.weighted = true;
         }
-        // Fast path: plain sums of unpacked data without fill values.
-        if fill.is_none() && pack.is_none() && w == 1.0 && matches!(self.op, Op::Avg | Op::Ttl) {
-            for ((v, t), (s, &e)) in self
-                .val
-                .iter_mut()
-                .zip(self.tally.iter_mut())
-                .zip(self.wsum.iter_mut().zip(x))
-            {
-                *v += e.to_f64();
-                *t += 1;
-                *s += 1.0;
+        match (fill, pack) {
+            // Every element valid: counts are uniform, only the values are touched.
+            (None, None) if matches!(self.op, Op::Avg | Op::Ttl) && w == 1.0 => {
+                for (v, e) in self.val.iter_mut().zip(x) {
+                    *v += e.to_f64();
+                }
+                self.uni_n += 1;
+                self.uni_w += w;
             }
-            return;
-        }
-        for (i, &e) in x.iter().enumerate() {
-            if fill == Some(e) {
-                continue;
+            (None, _) => {
+                for (i, e) in x.enumerate() {
+                    let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
+                    self.push_val(i, v, w);
+                }
+                self.uni_n += 1;
+                self.uni_w += w;
             }
-            let mut v = e.to_f64();
-            if let Some(p) = pack {
-                v = p.unpack(v);
+            (Some(_), _) => {
+                for (i, e) in x.enumerate() {
+                    if fill == Some(e) {
+                        continue;
+                    }
+                    let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
+                    self.push(i, v, w);
+                }
             }
-            self.push(i, v, w);
         }
     }
 
@@ -314,8 +361,10 @@ impl Accum {
     /// Merge another accumulator of the same op and size (parallel partial results).
     pub fn merge(&mut self, other: &Accum) {
         self.weighted |= other.weighted;
+        self.uni_n += other.uni_n;
+        self.uni_w += other.uni_w;
         for i in 0..self.val.len() {
-            if other.tally[i] == 0 {
+            if other.tally[i] + other.uni_n == 0 {
                 continue;
             }
             self.val[i] = match self.op {
@@ -332,12 +381,13 @@ impl Accum {
     pub fn finish(&self, normalize: bool) -> Vec<Option<f64>> {
         (0..self.val.len())
             .map(|i| {
-                let n = self.tally[i];
+                let n = self.tally[i] + self.uni_n;
                 if n == 0 {
                     return None;
                 }
                 let v = self.val[i];
-                let mean = |v: f64| if normalize { v / self.wsum[i] } else { v };
+                let ws = self.wsum[i] + self.uni_w;
+                let mean = |v: f64| if normalize { v / ws } else { v };
                 Some(match self.op {
                     Op::Avg | Op::MEbs | Op::AvgSqr => mean(v),
                     Op::SqrAvg => mean(v).powi(2),
