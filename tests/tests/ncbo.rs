@@ -356,3 +356,20 @@ fn bad_operation_name() {
         "pow",
     );
 }
+
+#[test]
+#[ignore = "known bug: ncbo subtracts gw, hyam, hybm (NCO's CCM/CF fixed variables), lev_bnd (bounds) and stn_lat/stn_lon (auxiliary coordinates); NCO copies them"]
+fn ncbo_copies_fixed_and_associated_variables() {
+    let (_s, out) = run("ncbo", &["-O", &fx(), &fx()]);
+    for (var, want) in [
+        ("gw", "0.25 0.75"),
+        ("hyam", "0.1 0.05 0"),
+        ("hybm", "0 0.45 1"),
+        ("lev_bnd", "0 300 300 750 750 1013.25"),
+        ("stn_lat", "10 20 30"),
+        ("stn_lon", "100 200 300"),
+    ] {
+        assert_eq!(value(&out, var, "%g ", &[]), want, "{var}");
+    }
+    assert_eq!(value(&out, "orog", "%g ", &[]), "0 0 0 0 0 0 0 0");
+}

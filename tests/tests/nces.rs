@@ -325,3 +325,19 @@ fn bad_members_differ_in_type() {
     );
     bad_input("nces", &["-v", "x", &a, &b], "x", "");
 }
+
+#[test]
+#[ignore = "known bug: ncecat stacks CF auxiliary coordinates (stn_lat, stn_lon); NCO keeps them, like lev_bnd, without the record dimension"]
+fn ncecat_does_not_stack_auxiliary_coordinates() {
+    let (_s, out) = run("ncecat", &["-O", &fx(), &fx()]);
+    assert_eq!(header_lines(&out, "stn_lat("), "double stn_lat(stn) ;");
+    assert_eq!(header_lines(&out, "stn_lon("), "double stn_lon(stn) ;");
+    assert_eq!(
+        header_lines(&out, "lev_bnd("),
+        "float lev_bnd(lev, vrt_nbr) ;"
+    );
+    assert_eq!(
+        header_lines(&out, "stn_val("),
+        "float stn_val(record, stn) ;"
+    );
+}

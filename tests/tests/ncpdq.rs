@@ -414,3 +414,21 @@ fn bad_packing_map() {
         "bogus",
     );
 }
+
+#[test]
+#[ignore = "known bug: -P all_new packs hyam, hybm, stn_lat, stn_lon (NCO leaves them) and leaves areacella unpacked (NCO packs it)"]
+fn all_new_packs_the_variables_nco_packs() {
+    let (_s, out) = pdq("ncpdq", &["-O", "-P", "all_new"]);
+    for decl in [
+        "double hyam(lev) ;",
+        "double hybm(lev) ;",
+        "double stn_lat(stn) ;",
+        "double stn_lon(stn) ;",
+        "double gw(lat) ;",
+        "short areacella(lat, lon) ;",
+        "short fld2(lat, lon) ;",
+    ] {
+        let name = decl.split([' ', '(']).nth(1).unwrap_or("");
+        assert_eq!(header_lines(&out, &format!(" {name}(")), decl, "{name}");
+    }
+}
