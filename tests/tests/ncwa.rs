@@ -192,8 +192,8 @@ fn ncwa_n01_weighted_average_leaves_one_value_per_level() {
 
 // ---------------------------------------------------------------- statistics
 
-/// NCO 5.1.4's results: (op, fld3 lev 1 and fld_fill averaged over lon, unweighted|
-/// fld3 and orog averaged over lat,lon with -w gw| fld1_sht and fld1_int over lon).
+/// NCO 5.1.4's results: (op, fld3 lev 1 and fld_fill averaged over lon, unweighted |
+/// fld3 and orog averaged over lat,lon with -w gw | fld1_sht and fld1_int over lon).
 const OPS: [(&str, &str, &str, &str); 13] = [
     ("avg", "11.5 111.5|2", "76.5 86.5 96.5|55", "8001|25004"),
     (
@@ -284,7 +284,7 @@ fn every_statistic_on_integers_keeps_the_type() {
 }
 
 #[test]
-#[ignore = "known bug: NCO's integer mebs truncates (8001.75 -> 8001) and integer tabs sums signed values; ours rounds and sums|x|"]
+#[ignore = "known bug: NCO's integer mebs truncates (8001.75 -> 8001) and integer tabs sums signed values; ours rounds and sums |x|"]
 fn integer_mebs_truncates_and_tabs_sums_signed_values() {
     for (op, _, _, ints) in OPS.iter().filter(|o| o.0 == "mebs" || o.0 == "tabs") {
         let (_s, out) = ncwa(&["-O", "-y", op, "-a", "lon", "-v", "fld1_sht,fld1_int"]);
