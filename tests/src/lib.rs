@@ -81,7 +81,9 @@ pub fn is_nco() -> bool {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        !text.contains("nco-rs")
+        // Ours print `ncks 0.1.0 (compatible with NCO 5.1.4)` for --version (and
+        // `ncks (nco-rs) ...` for -r); NCO's text has neither.
+        !text.contains("nco-rs") && !text.contains("compatible with NCO")
     })
 }
 

@@ -211,3 +211,283 @@ fn diff_extract_cdf5_and_64bit_offset() {
     same_output(&["-O", "-5", "-C", "-v", "fld1_sht,fld2"]);
     same_output(&["-O", "-6", "-C", "-v", "fld1_sht,fld2"]);
 }
+
+// ------------------------------------------------------------------ arithmetic operators
+//
+// Tolerance: operators that compute (ncwa, ncra, nces, ncbo, ncpdq packing) are
+// compared with nccmp `--rtol 1e-6 --atol 0`; copies (ncrcat, ncecat, ncpdq
+// permutations) exactly (`--rtol 0`).
+
+/// Relative tolerance of arithmetic results.
+const ARITH: &str = "1e-6";
+/// Exact comparison (copies).
+const EXACT: &str = "0";
+
+/// Run `op -O ARGS INPUTS out` with NCO and with ours, then compare the two outputs
+/// with nccmp at relative tolerance `rtol` (attributes too unless `no_att`).
+#[track_caller]
+fn same_op(op: &str, args: &[&str], inputs: &[&str], rtol: &str, no_att: bool) {
+    let Some(cmp) = nccmp() else { return };
+    let s = Scratch::new();
+    let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+    reference(op)
+        .arg("-O")
+        .args(args)
+        .args(inputs)
+        .arg(&a)
+        .succeeds();
+    nco(op).arg("-O").args(args).args(inputs).arg(&b).succeeds();
+    let mut c = tool(&cmp.to_string_lossy()).args([&a, &b, "--rtol", rtol, "--atol", "0"]);
+    if no_att {
+        c = c.arg("--no-att");
+    }
+    c.succeeds();
+}
+
+/// The variables section of `ncdump -h FILE` without `cell_methods` lines, sorted (the
+/// variable order of the two implementations may differ).
+fn variables_without_cell_methods(file: &str) -> Vec<String> {
+    let mut v: Vec<String> = nco_tests::ncdump(&["-h"], file)
+        .lines()
+        .skip_while(|l| !l.starts_with("variables:"))
+        .take_while(|l| !l.starts_with("// global attributes:"))
+        .filter(|l| !l.contains(":cell_methods"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn diff_ncwa_weighted_average_over_lat_lon() {
+    let f = fx();
+    same_op(
+        "ncwa",
+        &["-a", "lat,lon", "-w", "gw", "-v", "fld3,orog"],
+        &[&f],
+        ARITH,
+        false,
+    );
+    same_op(
+        "ncwa",
+        &["-a", "lat,lon", "-w", "areacella", "-y", "ttl"],
+        &[&f],
+        ARITH,
+        false,
+    );
+}
+
+#[test]
+fn diff_ncwa_statistics_with_fills_and_packing() {
+    let f = fx();
+    for op in ["avg", "rms", "max", "min", "ttl"] {
+        same_op(
+            "ncwa",
+            &[
+                "-a",
+                "lon",
+                "-y",
+                op,
+                "-v",
+                "fld3,fld_fill,fld_pck,fld1_int",
+            ],
+            &[&f],
+            ARITH,
+            false,
+        );
+    }
+    same_op(
+        "ncwa",
+        &[
+            "-a",
+            "time",
+            "-y",
+            "max",
+            "-v",
+            "fld_rec3,rec_fill,rec_pck,rec_int_fill",
+        ],
+        &[&f],
+        ARITH,
+        false,
+    );
+}
+
+#[test]
+fn diff_ncwa_retain_degenerate_and_whole_file() {
+    let f = fx();
+    same_op(
+        "ncwa",
+        &["-b", "-a", "lon", "-v", "orog,fld3"],
+        &[&f],
+        ARITH,
+        false,
+    );
+    // name (NC_CHAR: NCO averages characters) and stn_val (NCO mangles its coordinates
+    // attribute to "_lat stn_lon") are left out.
+    same_op("ncwa", &["-x", "-v", "name,stn_val"], &[&f], ARITH, false);
+}
+
+#[test]
+fn diff_ncwa_mask_values() {
+    // Values only: NCO also adds _FillValue attributes to masked variables (known bug,
+    // ncwa.rs: mask_adds_fill_value_attributes).
+    let f = fx();
+    same_op(
+        "ncwa",
+        &[
+            "-N", "-a", "lat", "-w", "gw", "-m", "orog", "-M", "20", "-T", "gt", "-v", "fld2",
+        ],
+        &[&f],
+        ARITH,
+        true,
+    );
+}
+
+#[test]
+fn diff_ncra_whole_files_weights_and_subcycles() {
+    let f = fx();
+    same_op("ncra", &[], &[&f, &f], ARITH, false);
+    same_op("ncra", &["-y", "ttl"], &[&f, &f], ARITH, false);
+    same_op(
+        "ncra",
+        &["-w", "1,2", "-v", "fld_rec3,rec_fill,rec_pck,time"],
+        &[&f, &f],
+        ARITH,
+        false,
+    );
+    same_op("ncra", &["--mro", "-d", "time,0,,3,2"], &[&f], ARITH, false);
+}
+
+#[test]
+fn diff_ncrcat_whole_files_and_stride() {
+    // Known, intended difference: NCO 5.1.4 writes cell_methods = "time: mean" on
+    // concatenated record variables; ours does not. Attributes are compared below
+    // without that one.
+    let Some(cmp) = nccmp() else { return };
+    let f = fx();
+    for args in [&[][..], &["-d", "time,1,,3", "-v", "PS,time,rec_pck"][..]] {
+        same_op("ncrcat", args, &[&f, &f], EXACT, true);
+        let s = Scratch::new();
+        let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+        reference("ncrcat")
+            .arg("-O")
+            .args(args)
+            .args([&f, &f, &a])
+            .succeeds();
+        nco("ncrcat")
+            .arg("-O")
+            .args(args)
+            .args([&f, &f, &b])
+            .succeeds();
+        assert_eq!(
+            variables_without_cell_methods(&b),
+            variables_without_cell_methods(&a),
+            "ncrcat {args:?}: variable metadata"
+        );
+        let _ = &cmp;
+    }
+}
+
+#[test]
+fn diff_nces_and_ncea() {
+    let f = fx();
+    same_op("nces", &[], &[&f, &f, &f], ARITH, false);
+    same_op("nces", &["-y", "max"], &[&f, &f], ARITH, false);
+    same_op(
+        "ncea",
+        &["-y", "rms", "-v", "fld3,fld_pck,rec_fill"],
+        &[&f, &f],
+        ARITH,
+        false,
+    );
+}
+
+#[test]
+fn diff_ncecat() {
+    let f = fx();
+    same_op(
+        "ncecat",
+        &["-u", "ens", "-v", "fld3,sc_dbl"],
+        &[&f, &f],
+        EXACT,
+        false,
+    );
+    // stn_lat/stn_lon (auxiliary coordinates) are a known bug (nces.rs:
+    // ncecat_does_not_stack_auxiliary_coordinates).
+    same_op(
+        "ncecat",
+        &["-x", "-v", "stn_val,stn_lat,stn_lon"],
+        &[&f, &f],
+        EXACT,
+        false,
+    );
+}
+
+#[test]
+fn diff_ncbo() {
+    let f = fx();
+    for op in ["add", "sbt", "mlt", "dvd"] {
+        same_op(
+            "ncbo",
+            &[
+                "-C",
+                "-y",
+                op,
+                "-v",
+                "fld3,fld2,PS,fld_rec3,fld_fill,rec_pck,orog",
+            ],
+            &[&f, &f],
+            ARITH,
+            false,
+        );
+    }
+}
+
+#[test]
+fn diff_ncpdq_permutations() {
+    let f = fx();
+    same_op(
+        "ncpdq",
+        &["-a", "lat,time", "-v", "PS"],
+        &[&f],
+        EXACT,
+        false,
+    );
+    same_op("ncpdq", &["-a", "-lon,lat"], &[&f], EXACT, false);
+    same_op(
+        "ncpdq",
+        &["-a", "lev,-lat", "-v", "fld3"],
+        &[&f],
+        EXACT,
+        false,
+    );
+}
+
+#[test]
+fn diff_ncpdq_packing() {
+    let f = fx();
+    same_op("ncpdq", &["-P", "upk"], &[&f], ARITH, false);
+    // Variables with a _FillValue pack differently on purpose (ncpdq.rs:
+    // packed_fill_is_the_packed_types_default); which associated variables are packed
+    // is a known bug (ncpdq.rs: all_new_packs_the_variables_nco_packs).
+    same_op(
+        "ncpdq",
+        &[
+            "-P",
+            "all_new",
+            "-C",
+            "-v",
+            "fld3,fld2,PS,fld_rec3,fld_rec,fld1_int,fld1_sht,fld_pck,sc_dbl,time_udunits",
+        ],
+        &[&f],
+        ARITH,
+        false,
+    );
+    same_op(
+        "ncpdq",
+        &["-P", "all_new", "-M", "flt_byt", "-C", "-v", "fld3,fld2,PS"],
+        &[&f],
+        ARITH,
+        false,
+    );
+}
