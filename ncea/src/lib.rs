@@ -22,7 +22,7 @@ use nco_core::dataset::OutFile;
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
 use nco_core::kernels::{self, reduce::Accum, reduce::Op};
-use nco_core::model::{Dim, Meta};
+use nco_core::model::Dim;
 use nco_core::multifile;
 use nco_core::output::{self, Existing, TempOutput};
 use nco_core::types::Values;
@@ -90,20 +90,6 @@ pub struct Cli {
 /// The clap command.
 pub fn command() -> clap::Command {
     cli::configure(Cli::command())
-}
-
-/// True for coordinate variables and the bounds/climatology variables of coordinates
-/// (these are neither averaged by nces nor stacked by ncecat).
-fn is_coordinate_like(m: &Meta, v: usize) -> bool {
-    let var = &m.vars[v];
-    if m.is_coord_var(var) {
-        return true;
-    }
-    m.vars.iter().filter(|c| m.is_coord_var(c)).any(|c| {
-        ["bounds", "climatology"]
-            .iter()
-            .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
-    })
 }
 
 /// Run nces/ncea or ncecat (chosen by `prog`).
@@ -194,7 +180,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let mut meta = plan.meta.clone();
     let stacked: Vec<bool> = vars
         .iter()
-        .map(|&v| concat && !is_coordinate_like(first, v))
+        .map(|&v| concat && !arith::is_coordinate_like(first, v))
         .collect();
     if concat {
         let name = cli.record_name.clone().unwrap_or_else(|| "record".into());
@@ -278,7 +264,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 let mut buf = Vec::new();
                 for ds in &sets {
                     let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
-                    kernels::accumulate_from(&mut acc, ds, id, &idx, pv.in_fill, pv.pack.as_ref(), 1.0, &mut buf)?;
+                    kernels::accumulate_from(
+                        &mut acc,
+                        ds,
+                        id,
+                        &idx,
+                        pv.in_fill,
+                        pv.pack.as_ref(),
+                        1.0,
+                        &mut buf,
+                    )?;
                 }
                 let vals = pv.finish(prog, &acc.finish(true));
                 pb.inc(1);

@@ -111,7 +111,8 @@ pub fn follows_conventions(meta: &Meta) -> bool {
 /// Variables NCO 5.1.4's ncbo and nces copy from the first file instead of computing
 /// on, and ncpdq does not pack (checked by running them): coordinate variables, and in
 /// files declaring CF/CCM/CCSM `Conventions`, variables named by a coordinate's
-/// `bounds` or `climatology` and the CCM/CCSM grid and date variables (`gw`, `area`,
+/// `bounds` or `climatology`, CF auxiliary coordinates (named in a `coordinates`
+/// attribute) and the CCM/CCSM grid and date variables (`gw`, `area`,
 /// `hyai`, `hyam`, `hybi`, `hybm`, `date`, `nbdate`, ...).
 pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
     const CCM: &[&str] = &[
@@ -128,11 +129,27 @@ pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
     if CCM.contains(&var.name.as_str()) {
         return true;
     }
-    meta.vars.iter().filter(|c| meta.is_coord_var(c)).any(|c| {
+    is_coordinate_like(meta, v)
+}
+
+/// Coordinate variables, variables named by a coordinate's `bounds` or `climatology`,
+/// and CF auxiliary coordinates (named in some variable's `coordinates` attribute):
+/// ncecat does not stack these.
+pub fn is_coordinate_like(meta: &Meta, v: usize) -> bool {
+    let var = &meta.vars[v];
+    if meta.is_coord_var(var) {
+        return true;
+    }
+    let bound = meta.vars.iter().filter(|c| meta.is_coord_var(c)).any(|c| {
         ["bounds", "climatology"]
             .iter()
             .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
-    })
+    });
+    bound
+        || meta.vars.iter().any(|o| {
+            o.attr_text("coordinates")
+                .is_some_and(|t| t.split_whitespace().any(|w| w == var.name))
+        })
 }
 
 /// True when `ty` takes part in arithmetic (numbers; not text).

@@ -161,7 +161,12 @@ impl Dataset {
 
     /// Read the selection of variable `var` as raw big-endian bytes into `buf` when
     /// this file is read by our classic reader; returns false (nothing read) otherwise.
-    pub fn read_raw_be_into(&self, var: usize, sel: &[Vec<usize>], buf: &mut Vec<u8>) -> Result<bool> {
+    pub fn read_raw_be_into(
+        &self,
+        var: usize,
+        sel: &[Vec<usize>],
+        buf: &mut Vec<u8>,
+    ) -> Result<bool> {
         match &self.reader {
             Reader::Classic(r) => r.read_raw_into(var, sel, buf).map(|()| true),
             Reader::Lib(_) => Ok(false),

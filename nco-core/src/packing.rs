@@ -123,7 +123,7 @@ pub fn pack(
 ) -> Option<(crate::types::Values, f64, f64)> {
     let (min, max) = valid_range(x, missing);
     let (sf, ao) = pack_params(min, max, ty)?;
-    Some((pack_with(x, missing, ty, sf, ao, false)?, sf, ao))
+    Some((pack_with(x, missing, ty, sf, ao, NcType::Double)?, sf, ao))
 }
 
 /// Minimum and maximum of the valid (finite, not `missing`) values; (0, 0) when none.
@@ -152,16 +152,18 @@ pub fn pack_params(min: f64, max: f64, ty: NcType) -> Option<(f64, f64)> {
 }
 
 /// Pack with known parameters; missing (or non-finite) values become the packed
-/// type's default fill value. `single` computes `(x - add_offset) / scale_factor` in
-/// single precision, as NCO 5.1.4 does for NC_FLOAT data (checked element by element
-/// against its output: double arithmetic differs by one count on some elements).
+/// type's default fill value. The arithmetic `(x - add_offset) / scale_factor` runs in
+/// the unpacked type `work`, as NCO 5.1.4 does (checked element by element against its
+/// output): single precision for NC_FLOAT, double for NC_DOUBLE, and for integer types
+/// integer arithmetic with the parameters rounded to that type and a truncating
+/// division (lossy, but NCO's; the parameters are stored in that type too).
 pub fn pack_with(
     x: &[f64],
     missing: Option<f64>,
     ty: NcType,
     sf: f64,
     ao: f64,
-    single: bool,
+    work: NcType,
 ) -> Option<crate::types::Values> {
     use crate::types::NcNum;
     fn conv<T: NcNum>(
@@ -169,10 +171,11 @@ pub fn pack_with(
         missing: Option<f64>,
         sf: f64,
         ao: f64,
-        single: bool,
+        work: NcType,
     ) -> crate::types::Values {
         let fill = T::DEFAULT_FILL;
         let (sf32, ao32) = (sf as f32, ao as f32);
+        let (sfi, aoi) = (sf.round_ties_even() as i64, ao.round_ties_even() as i64);
         T::into_values(
             x.iter()
                 .map(|&v| {
@@ -180,10 +183,14 @@ pub fn pack_with(
                         fill
                     } else if sf == 0.0 {
                         T::from_f64(0.0)
-                    } else if single {
+                    } else if work == NcType::Float {
                         T::from_f64(f64::from((v as f32 - ao32) / sf32))
-                    } else {
+                    } else if work.is_float() {
                         T::from_f64((v - ao) / sf)
+                    } else if sfi == 0 {
+                        T::from_f64(0.0)
+                    } else {
+                        T::from_i64_wrapping((v as i64 - aoi) / sfi)
                     }
                 })
                 .collect(),
@@ -193,7 +200,7 @@ pub fn pack_with(
         return None;
     }
     Some(
-        crate::dispatch_type!(ty, T => conv::<T>(x, missing, sf, ao, single);
+        crate::dispatch_type!(ty, T => conv::<T>(x, missing, sf, ao, work);
         char => crate::types::Values::Char(Vec::new());
         string => crate::types::Values::Str(Vec::new())),
     )

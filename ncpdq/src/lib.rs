@@ -394,16 +394,22 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             Action::Pack(t) => {
                 let pv = arith::prepare(m, v, hdf);
                 let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
-                out.attrs = pv.out.attrs.clone();
-                out.remove_attr("scale_factor");
-                out.remove_attr("add_offset");
+                // Repacking keeps the packing attributes where the input had them.
+                out.attrs = m.vars[v].attrs.clone();
                 let ut = pv.out.ty;
+                nco_core::fill::convert_fill_attrs(out, ut);
                 if pv.in_fill.is_some() {
                     out.remove_attr("missing_value");
                     nco_core::fill::set_fill_attr(out, t, nco_core::fill::default_fill(t));
                 }
                 let write_sf = sf != 0.0 && sf != 1.0;
                 let write_ao = ao != 0.0 || !write_sf;
+                if !write_sf {
+                    out.remove_attr("scale_factor");
+                }
+                if !write_ao {
+                    out.remove_attr("add_offset");
+                }
                 if write_ao {
                     out.set_attr(Attr {
                         name: "add_offset".into(),
@@ -453,8 +459,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 match actions[o] {
                     Action::Pack(t) => {
                         let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
-                        packing::pack_with(&f, miss, t, sf, ao, pv.out.ty == NcType::Float)
-                            .unwrap_or(x)
+                        packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or(x)
                     }
                     Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,
                     _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill).0,

@@ -508,10 +508,37 @@ fn process(
                     };
                     // The record coordinate is averaged without weights.
                     let w = if first.is_coord_var(var) { 1.0 } else { w };
-                    kernels::accumulate_from(&mut acc, ds, vid, &idx, pv.in_fill, pv.pack.as_ref(), w, &mut buf)?;
+                    kernels::accumulate_from(
+                        &mut acc,
+                        ds,
+                        vid,
+                        &idx,
+                        pv.in_fill,
+                        pv.pack.as_ref(),
+                        w,
+                        &mut buf,
+                    )?;
                 }
                 let normalize = !(cli.numerator && !first.is_coord_var(var));
-                let res = acc.finish(normalize);
+                let mut res = acc.finish(normalize);
+                if let (Weights::PerFile(ws), true, Op::Avg) = (weights_ref, normalize, this_op) {
+                    if !first.is_coord_var(var) && pv.in_fill.is_none() {
+                        // NCO 5.1.4 normalises per-file weights by the record count times
+                        // the mean file weight for variables without a fill value (the
+                        // same as the weight sum when every file has as many records),
+                        // by the sum of valid weights otherwise; we follow it.
+                        let group: Vec<_> =
+                            picks.iter().filter(|p| p.group == g || !cli.mro).collect();
+                        let wsum: f64 = group.iter().map(|p| ws[p.file]).sum();
+                        let mean_w = ws.iter().sum::<f64>() / ws.len() as f64;
+                        let denom = group.len() as f64 * mean_w;
+                        if denom != 0.0 {
+                            for r in res.iter_mut().flatten() {
+                                *r *= wsum / denom;
+                            }
+                        }
+                    }
+                }
                 let vals = pv.finish(prog, &res);
                 chunks.push((base_records + g, vals));
             }

@@ -288,7 +288,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let sel = hyperslab::resolve(meta, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
         ds.read_all(v)
     })?;
-    let vars = nco_core::select::select(meta, &cli.select.select_args())?;
+    // ncwa keeps the input file's variable order (NCO 5.1.4; ncks alphabetises).
+    let mut vars = nco_core::select::select(meta, &cli.select.select_args())?;
+    vars.sort_unstable();
     // Dimensions to reduce.
     let avg_dims: Vec<usize> = match &cli.avg {
         Some(list) => nco_core::select::split_list(list)
@@ -382,6 +384,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
         let mut pv = arith::prepare(meta, v, cli.hdf_upk);
         pv.out.dims = odims;
+        if mask.is_some() && pv.out.attr("_FillValue").is_none() {
+            // With a mask NCO gives every averaged variable a _FillValue (the type's
+            // default), whether or not an element ends up masked out.
+            let ty = pv.out.ty;
+            nco_core::fill::set_fill_attr(&mut pv.out, ty, pv.out_fill);
+        }
         let coord = meta.is_coord_var(var);
         if !cli.no_cell_methods {
             let names: Vec<String> = reduced.iter().map(|&d| meta.dims[d].name.clone()).collect();

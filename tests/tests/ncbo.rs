@@ -358,7 +358,6 @@ fn bad_operation_name() {
 }
 
 #[test]
-#[ignore = "known bug: ncbo subtracts gw, hyam, hybm (NCO's CCM/CF fixed variables), lev_bnd (bounds) and stn_lat/stn_lon (auxiliary coordinates); NCO copies them"]
 fn ncbo_copies_fixed_and_associated_variables() {
     let (_s, out) = run("ncbo", &["-O", &fx(), &fx()]);
     for (var, want) in [

@@ -292,7 +292,6 @@ fn xst_new_repacks_packed_variables_only() {
 }
 
 #[test]
-#[ignore = "known bug: ncpdq -P xst_new writes add_offset before scale_factor; NCO keeps the input's attribute order"]
 fn xst_new_keeps_the_attribute_order() {
     let (_s, out) = pdq("ncpdq", &["-O", "-P", "xst_new", "-v", "fld_pck"]);
     assert_eq!(
@@ -329,7 +328,6 @@ fn hgh_sht_packs_only_wide_types() {
 }
 
 #[test]
-#[ignore = "known bug: ncpdq -M hgh_sht packs NC_INT fld1_int to garbage (32759 ...; unpacks to -15520) instead of NCO's 24995 25000 24993 -25001"]
 fn hgh_sht_packs_integers_like_nco() {
     // add_offset 49998, scale_factor -2: 7 -> (7-49998)/-2 = 24995.5 -> 24995.
     let (_s, out) = pdq(
@@ -416,7 +414,6 @@ fn bad_packing_map() {
 }
 
 #[test]
-#[ignore = "known bug: -P all_new packs hyam, hybm, stn_lat, stn_lon (NCO leaves them) and leaves areacella unpacked (NCO packs it)"]
 fn all_new_packs_the_variables_nco_packs() {
     let (_s, out) = pdq("ncpdq", &["-O", "-P", "all_new"]);
     for decl in [

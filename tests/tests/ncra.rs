@@ -154,7 +154,6 @@ fn ncra_r14_per_file_weights() {
 }
 
 #[test]
-#[ignore = "known bug: with per-file weights and unequal record counts NCO divides by records*mean(weights) (96/10 = 9.6), ours by the sum of record weights (96/9)"]
 fn ncra_per_file_weights_unequal_record_counts() {
     let s = Scratch::new();
     let a = rec_file(&s, "a", DAYS, "1, 2, 3", "1, 2, 3", "1, 2, 3, _, 5, _");

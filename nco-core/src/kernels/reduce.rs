@@ -83,13 +83,21 @@ impl Op {
 
     /// The CF `cell_methods` word NCO writes for this statistic.
     pub fn cell_method(self) -> &'static str {
+        // Names as NCO 5.1.4 writes them (checked with ncwa -y for each).
         match self {
-            Op::Avg | Op::MEbs | Op::Sqrt | Op::SqrAvg => "mean",
-            Op::AvgSqr => "mean_of_squares",
-            Op::Max | Op::MAbs => "maximum",
-            Op::Min | Op::MIbs => "minimum",
-            Op::Rms | Op::RmsSdn => "root_mean_square",
-            Op::Ttl | Op::TAbs => "sum",
+            Op::Avg => "mean",
+            Op::SqrAvg => "square_of_mean",
+            Op::AvgSqr => "variance",
+            Op::Max => "maximum",
+            Op::Min => "minimum",
+            Op::Rms => "root_mean_square",
+            Op::RmsSdn => "root_mean_square_nm1",
+            Op::Sqrt => "square_root_of_mean",
+            Op::Ttl => "sum",
+            Op::MAbs => "maximum_absolute_value",
+            Op::MEbs => "mean_absolute_value",
+            Op::MIbs => "minimum_absolute_value",
+            Op::TAbs => "sum absolute_value",
         }
     }
 
