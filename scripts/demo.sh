@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real ncks run on a fresh Debian machine: install what is missing, build ncks, make a
 # netCDF file with ncgen from tests/data/fixture.cdl, extract a hyperslab with ncks into
-# netCDF-4 and print it. (nco-bench will replace this with `nco-bench gen && nco-bench run`.)
+# netCDF-4 and print it. (The main job, the benchmark, is scripts/bench.sh.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=.ci/deps

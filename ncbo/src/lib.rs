@@ -276,10 +276,29 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 )
             };
             let any_fill = has_a || has_b;
+            // An integer result that is not a number (division by zero) is missing,
+            // not a garbage integer (NCO dies of SIGFPE there).
+            let int_out = !pa.out.ty.is_float();
+            let mut bad = 0usize;
             let res: Vec<Option<f64>> = r
                 .into_iter()
-                .map(|v| if any_fill && v == fill { None } else { Some(v) })
+                .map(|v| {
+                    if any_fill && v == fill {
+                        None
+                    } else if int_out && !v.is_finite() {
+                        bad += 1;
+                        None
+                    } else {
+                        Some(v)
+                    }
+                })
                 .collect();
+            if bad > 0 {
+                eprintln!(
+                    "{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value",
+                    pa.out.name
+                );
+            }
             Ok((j.out, pa.finish(prog, &res)))
         })
         .collect();

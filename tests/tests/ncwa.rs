@@ -97,6 +97,27 @@ fn ncwa_r13_short_total_wraps_around() {
     assert_eq!(value(&out, "s", "%d", &[]), "-24536");
 }
 
+/// Compatibility difference (README): the wrapped integer total is NCO's value, but we
+/// also warn on stderr; NCO wraps silently.
+#[test]
+fn integer_overflow_wraps_like_nco_and_warns() {
+    let s = Scratch::new();
+    let inp = cdl(
+        &s,
+        "sht",
+        "netcdf sht { dimensions: n = 3 ; variables: short s(n) ; data: s = 20000, 20000, 1000 ; }",
+    );
+    let out = s.arg("out.nc");
+    let r = nco("ncwa")
+        .args(["-h", "-O", "-y", "ttl", "-v", "s", &inp, &out])
+        .succeeds();
+    assert_eq!(value(&out, "s", "%d", &[]), "-24536");
+    if is_nco() {
+        return;
+    }
+    r.stderr_contains("WARNING").stderr_contains("overflow");
+}
+
 #[test]
 fn ncwa_r18_b_keeps_averaged_dimension_of_size_one() {
     let (_s, out) = ncwa(&["-h", "-O", "-a", "lon", "-b", "-v", "lon"]);
