@@ -20,7 +20,6 @@ use nco_core::hyperslab::{self, Selection};
 use nco_core::kernels::binary::{self, BinOp};
 use nco_core::model::Meta;
 use nco_core::output::{self, Existing, TempOutput};
-use nco_core::types::Values;
 use nco_core::{Error, Result};
 
 /// ncbo command line.
@@ -235,89 +234,123 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     for j in &jobs {
         let mut pa = arith::prepare(am, j.va, cli.hdf_upk);
         pa.out.dims = meta.vars[j.out].dims.clone();
-        meta.vars[j.out] = pa.out.clone();
         let pb = arith::prepare(bm, j.vb, cli.hdf_upk);
+        // Results can be missing when either operand has missing values, or when an
+        // integer result divides by zero: then the output needs a _FillValue, decided
+        // here because the definitions are written before any data.
+        let int_div = op == BinOp::Div && !pa.out.ty.is_float();
+        let zero_divisor = int_div && {
+            let x = b.read(j.vb, &sel_b.for_var(bm, j.vb))?;
+            pb.unpacked(&x).iter().any(|&v| v == 0.0)
+        };
+        if (pb.in_fill.is_some() || zero_divisor) && pa.out.attr("_FillValue").is_none() {
+            let ty = pa.out.ty;
+            nco_core::fill::set_fill_attr(&mut pa.out, ty, pa.out_fill);
+        }
+        meta.vars[j.out] = pa.out.clone();
         procs.push((pa, pb));
     }
     if !cli.common.no_history {
         output::stamp_history(&mut meta, &argv);
     }
     arith::stamp_threads(&mut meta, cli.common.threads);
-    let results: Vec<Result<(usize, Values)>> = jobs
-        .par_iter()
-        .zip(procs.par_iter())
-        .map(|(j, (pa, pb))| {
-            let mut pa = pa.clone();
-            let xa = a.read(j.va, &sel_a.for_var(am, j.va))?;
-            let xb = b.read(j.vb, &sel_b.for_var(bm, j.vb))?;
-            let fa = pa.unpacked(&xa);
-            let fb = pb.unpacked(&xb);
-            let fill = pa.out_fill;
-            let has_a = pa.in_fill.is_some();
-            let has_b = pb.in_fill.is_some();
-            let r = if j.swap {
-                // Larger operand second: iterate over it, broadcasting the first.
-                let mut out = Vec::with_capacity(fb.len());
-                for (i, &y) in fb.iter().enumerate() {
-                    let x = j.map.as_ref().map_or_else(|| fa[i], |m| fa[m[i]]);
-                    let miss = (has_a && x == fill) || (has_b && y == pb.out_fill);
-                    out.push(if miss { fill } else { op.apply(x, y) });
-                }
-                out
-            } else {
-                binary::apply(
-                    op,
-                    &fa,
-                    has_a.then_some(fill),
-                    &fb,
-                    has_b.then_some(pb.out_fill),
-                    j.map.as_deref(),
-                    fill,
-                )
-            };
-            let any_fill = has_a || has_b;
-            // An integer result that is not a number (division by zero) is missing,
-            // not a garbage integer (NCO dies of SIGFPE there).
-            let int_out = !pa.out.ty.is_float();
-            let mut bad = 0usize;
-            let res: Vec<Option<f64>> = r
-                .into_iter()
-                .map(|v| {
-                    if any_fill && v == fill {
-                        None
-                    } else if int_out && !v.is_finite() {
-                        bad += 1;
-                        None
-                    } else {
-                        Some(v)
-                    }
-                })
-                .collect();
-            if bad > 0 {
-                eprintln!(
-                    "{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value",
-                    pa.out.name
-                );
-            }
-            Ok((j.out, pa.finish(prog, &res)))
-        })
-        .collect();
-    let mut computed: Vec<Option<Values>> = vec![None; vars.len()];
-    for r in results {
-        let (o, v) = r?;
-        computed[o] = Some(v);
-    }
     let tmp = TempOutput::new(&out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    // Copied variables first, then each computed one streamed in blocks of rows of its
+    // larger operand (the smaller, broadcast one is read whole), computed in parallel.
+    let computed: Vec<bool> = (0..vars.len())
+        .map(|o| jobs.iter().any(|j| j.out == o))
+        .collect();
     for (o, &v) in vars.iter().enumerate() {
-        match &computed[o] {
-            Some(vals) => of.write(o, 0, vals)?,
-            None => {
-                let untouched = am.vars[v].dims.iter().all(|&d| !sel_a.restricts(d));
-                if !(untouched && of.copy_var_raw(o, &a, v)?) {
-                    extract::copy_selected(&a, v, &sel_a, &mut of, o)?;
+        if !computed[o] {
+            let untouched = am.vars[v].dims.iter().all(|&d| !sel_a.restricts(d));
+            if !(untouched && of.copy_var_raw(o, &a, v)?) {
+                extract::copy_selected(&a, v, &sel_a, &mut of, o)?;
+            }
+        }
+    }
+    for (j, (pa, pb)) in jobs.iter().zip(&procs) {
+        let (big, big_id, big_idx, small, small_id, small_idx) = if j.swap {
+            (
+                &b,
+                j.vb,
+                sel_b.for_var(bm, j.vb),
+                &a,
+                j.va,
+                sel_a.for_var(am, j.va),
+            )
+        } else {
+            (
+                &a,
+                j.va,
+                sel_a.for_var(am, j.va),
+                &b,
+                j.vb,
+                sel_b.for_var(bm, j.vb),
+            )
+        };
+        let (pbig, psmall) = if j.swap { (pb, pa) } else { (pa, pb) };
+        let small_whole = match &j.map {
+            Some(_) => Some(psmall.unpacked(&small.read(small_id, &small_idx)?)),
+            None => None,
+        };
+        let row: usize = big_idx.iter().skip(1).map(Vec::len).product();
+        let fill = pa.out_fill;
+        let (fa_miss, fb_miss) = (
+            pa.in_fill.map(|_| pa.out_fill),
+            pb.in_fill.map(|_| pb.out_fill),
+        );
+        let int_out = !pa.out.ty.is_float();
+        let mut bad = 0usize;
+        let mut over = 0usize;
+        big.read_blocks(big_id, &big_idx, 8 << 20, |pos, xbig| {
+            let fbig = pbig.unpacked(&xbig);
+            let start = pos * row.max(1);
+            let fsmall: Vec<f64> = match (&small_whole, &j.map) {
+                (Some(s), Some(m)) => m[start..start + fbig.len()].iter().map(|&k| s[k]).collect(),
+                _ => {
+                    let mut idx = small_idx.clone();
+                    if let Some(first) = idx.first_mut() {
+                        *first = small_idx[0][pos..pos + fbig.len() / row.max(1)].to_vec();
+                    }
+                    psmall.unpacked(&small.read(small_id, &idx)?)
+                }
+            };
+            let (fa, fb) = if j.swap {
+                (&fsmall, &fbig)
+            } else {
+                (&fbig, &fsmall)
+            };
+            let mut r = vec![0.0f64; fa.len()];
+            r.par_chunks_mut(1 << 16).enumerate().for_each(|(c, out)| {
+                let base = c << 16;
+                for (k, o) in out.iter_mut().enumerate() {
+                    let (x, y) = (fa[base + k], fb[base + k]);
+                    *o = if fa_miss == Some(x) || fb_miss == Some(y) {
+                        fill
+                    } else {
+                        op.apply(x, y)
+                    };
+                }
+            });
+            if int_out {
+                for v in r.iter_mut().filter(|v| !v.is_finite()) {
+                    *v = fill;
+                    bad += 1;
                 }
             }
+            let (vals, o) = nco_core::kernels::to_values_plain(&r, pa.out.ty);
+            over += o;
+            of.write(j.out, pos, &vals)
+        })?;
+        if bad > 0 {
+            eprintln!("{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value", pa.out.name);
+        }
+        if over > 0 {
+            eprintln!(
+                "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO",
+                pa.out.name, pa.out.ty
+            );
         }
     }
     of.finish()?;

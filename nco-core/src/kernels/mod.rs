@@ -100,6 +100,22 @@ pub fn to_values(results: &[Option<f64>], ty: NcType, fill: f64) -> (Values, usi
         string => (Values::Str(vec![String::new(); results.len()]), 0))
 }
 
+/// Typed output of type `ty` from results in which missing elements already hold the
+/// fill value (NCO's conversion, as [`to_values`]); returns the values and how many
+/// were out of the type's range.
+pub fn to_values_plain(results: &[f64], ty: NcType) -> (Values, usize) {
+    fn conv<T: NcNum>(r: &[f64]) -> (Values, usize) {
+        let over = r.iter().filter(|&&x| !T::fits(x)).count();
+        (
+            T::into_values(r.iter().map(|&x| T::from_f64(x)).collect()),
+            over,
+        )
+    }
+    crate::dispatch_type!(ty, T => conv::<T>(results);
+        char => (Values::Char(vec![0; results.len()]), 0);
+        string => (Values::Str(vec![String::new(); results.len()]), 0))
+}
+
 /// Unpack a buffer to f64, keeping missing elements (equal to `fill`) as `out_fill`.
 pub fn to_f64_unpacked(
     x: &Values,
