@@ -14,7 +14,6 @@
 //! independent of the number of members: members are streamed into one accumulator.
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
@@ -252,46 +251,78 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             pb.inc(1);
         }
     } else {
-        let results: Vec<Result<Option<Values>>> = vars
-            .par_iter()
-            .enumerate()
-            .map(|(o, &v)| -> Result<Option<Values>> {
-                let Some(pv) = &procs[o] else { return Ok(None) };
-                let mut pv = pv.clone();
-                let idx = sel.for_var(first, v);
-                let n: usize = idx.iter().map(Vec::len).product();
-                let mut acc = Accum::new(op, n);
-                let mut buf = Vec::new();
-                for ds in &sets {
-                    let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
-                    kernels::accumulate_from(
-                        &mut acc,
-                        ds,
-                        id,
-                        &idx,
-                        pv.in_fill,
-                        pv.pack.as_ref(),
-                        1.0,
-                        &mut buf,
-                    )?;
-                }
-                let vals = pv.finish(prog, &acc.finish(true));
-                pb.inc(1);
-                Ok(Some(vals))
-            })
-            .collect();
-        for (o, r) in results.into_iter().enumerate() {
-            match r? {
-                Some(vals) => of.write(o, 0, &vals)?,
-                None => {
-                    let v = vars[o];
-                    let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
-                    if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
-                        extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
-                    }
+        // Copied variables first; then the computed ones in units of at most 4 MiB of
+        // rows, processed in parallel windows and written in order: memory is bounded
+        // by a few units, whatever the variable size or the number of members.
+        for (o, &v) in vars.iter().enumerate() {
+            if procs[o].is_none() {
+                let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
+                if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
+                    extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
                 }
             }
         }
+        let mut units: Vec<(usize, usize, usize)> = Vec::new();
+        for (o, &v) in vars.iter().enumerate() {
+            if procs[o].is_none() {
+                continue;
+            }
+            let idx = sel.for_var(first, v);
+            let Some(rows) = idx.first().map(Vec::len) else {
+                units.push((o, 0, 0));
+                continue;
+            };
+            let row_bytes: usize =
+                idx[1..].iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size();
+            let per = ((4usize << 20) / row_bytes.max(1)).max(1);
+            let mut pos = 0;
+            while pos < rows {
+                units.push((o, pos, per.min(rows - pos)));
+                pos += per;
+            }
+        }
+        let compute = |u: usize| -> Result<Values> {
+            let (o, pos, len) = units[u];
+            let v = vars[o];
+            let pv = procs[o]
+                .as_ref()
+                .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
+            let mut idx = sel.for_var(first, v);
+            if let Some(f) = idx.first_mut() {
+                *f = f[pos..pos + len].to_vec();
+            }
+            let n: usize = idx.iter().map(Vec::len).product();
+            let mut acc = Accum::new(op, n);
+            let mut buf = Vec::new();
+            for ds in &sets {
+                let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
+                kernels::accumulate_from(
+                    &mut acc,
+                    ds,
+                    id,
+                    &idx,
+                    pv.in_fill,
+                    pv.pack.as_ref(),
+                    1.0,
+                    &mut buf,
+                )?;
+            }
+            let (vals, over) = kernels::to_values(&acc.finish(true), pv.out.ty, pv.out_fill);
+            if over > 0 {
+                eprintln!(
+                    "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO",
+                    pv.out.name, pv.out.ty
+                );
+            }
+            Ok(vals)
+        };
+        nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {
+            let (o, pos, _) = units[u];
+            if pos == 0 {
+                pb.inc(1);
+            }
+            of.write(o, pos, &vals)
+        })?;
     }
     pb.finish_and_clear();
     of.finish()?;
