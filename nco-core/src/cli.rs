@@ -348,7 +348,9 @@ fn tune_allocator() {
     // SAFETY: mallopt only changes glibc's allocation thresholds; called before any
     // thread is started.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
+        // 32 MiB is the largest threshold glibc accepts on 64-bit systems; the
+        // operators' streaming blocks stay below it.
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
     }
 }

@@ -215,6 +215,19 @@ pub trait NcNum:
     fn from_i64_wrapping(x: i64) -> Self;
 }
 
+/// Round to the nearest integer, ties to even (C's `rint`/`lrint` in the default
+/// rounding mode), without a libm call: adding and removing 1.5·2^52 rounds in the FPU's
+/// round-to-nearest-even mode for |x| < 2^52; larger values are integers already.
+#[inline(always)]
+pub fn round_ties_even_fast(x: f64) -> f64 {
+    const C: f64 = 6_755_399_441_055_744.0;
+    if x.abs() < 4_503_599_627_370_496.0 {
+        (x + C) - C
+    } else {
+        x
+    }
+}
+
 macro_rules! impl_nc_num {
     (int: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
         impl sealed::Sealed for $t {}
@@ -226,8 +239,14 @@ macro_rules! impl_nc_num {
             fn to_f64(self) -> f64 { self as f64 }
             #[inline]
             fn from_f64(x: f64) -> Self {
-                // f64 -> i128 saturates (NaN -> 0); i128 -> $t keeps the low bits.
-                (x.round_ties_even() as i128) as $t
+                // Native conversions only (no i128 or libm calls on the hot path):
+                // f64 -> i64/u64 saturate (NaN -> 0), then the cast keeps the low bits.
+                let r = round_ties_even_fast(x);
+                if r >= 0.0 {
+                    (r as u64) as $t
+                } else {
+                    (r as i64) as $t
+                }
             }
             #[inline]
             fn fits(x: f64) -> bool {
@@ -563,6 +582,28 @@ mod tests {
         assert!(!i16::fits(34000.0) && i16::fits(-32768.0));
         assert_eq!(i32::from_f64(f64::NAN), 0);
         assert_eq!(u8::from_f64(-3.0), 253, "C cast keeps the low bits");
+    }
+
+    #[test]
+    fn fast_rounding_matches_round_ties_even() {
+        for x in [
+            0.5,
+            1.5,
+            2.5,
+            -0.5,
+            -1.5,
+            -2.5,
+            2.4999,
+            1e15 + 0.5,
+            -7.5,
+            3.0,
+            1e300,
+            -1e300,
+        ] {
+            assert_eq!(round_ties_even_fast(x), x.round_ties_even(), "{x}");
+        }
+        assert_eq!(u64::from_f64(1.8e19), 18_000_000_000_000_000_000);
+        assert_eq!(i64::from_f64(-9.0e18), -9_000_000_000_000_000_000);
     }
 
     #[test]

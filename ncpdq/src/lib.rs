@@ -357,15 +357,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 return Ok(None);
             };
             let pv = arith::prepare(m, v, hdf);
-            let miss = pv.in_fill.map(|_| pv.out_fill);
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             ds.read_blocks(v, &sel.for_var(m, v), 8 << 20, |_, x| {
-                for y in pv.unpacked(&x) {
-                    if Some(y) != miss && y.is_finite() {
-                        lo = lo.min(y);
-                        hi = hi.max(y);
-                    }
-                }
+                let (a, b) = nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref());
+                lo = lo.min(a);
+                hi = hi.max(b);
                 Ok(())
             })?;
             if lo > hi {
@@ -434,17 +430,51 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     arith::stamp_threads(&mut meta, cli.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
-    // Pass 2: permute and (un)pack each variable in parallel windows, writing in order.
-    let compute = |o: usize| -> Result<Values> {
+    // Pass 2: units of work, computed in parallel windows and written in order. A
+    // variable kept in its dimension order is cut into 4 MiB blocks of rows (bounded
+    // memory, no page-fault storm); a permuted one is one unit (it needs all of it).
+    let identity = |o: usize| {
         let v = vars[o];
+        perms[o].iter().enumerate().all(|(k, &p)| k == p)
+            && !m.vars[v].dims.iter().any(|&d| reversed[d])
+    };
+    let mut units: Vec<(usize, usize, usize)> = Vec::new();
+    for (o, &v) in vars.iter().enumerate() {
         let idx = sel.for_var(m, v);
-        let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-        let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
-        let identity = perms[o].iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
-        if matches!(actions[o], Action::Copy) && identity {
+        let rows = idx.first().map_or(1, Vec::len);
+        if matches!(actions[o], Action::Copy) && identity(o) {
+            units.push((o, 0, usize::MAX));
+            continue;
+        }
+        let row_bytes: usize =
+            idx.iter().skip(1).map(Vec::len).product::<usize>() * m.vars[v].ty.size();
+        let per = if identity(o) && !idx.is_empty() {
+            ((4usize << 20) / row_bytes.max(1)).max(1)
+        } else {
+            rows.max(1)
+        };
+        let mut pos = 0;
+        loop {
+            units.push((o, pos, per.min(rows.max(1) - pos)));
+            pos += per;
+            if pos >= rows {
+                break;
+            }
+        }
+    }
+    let compute = |u: usize| -> Result<Values> {
+        let (o, pos, len) = units[u];
+        let v = vars[o];
+        if len == usize::MAX {
             return Ok(Values::with_capacity(m.vars[v].ty, 0));
         }
-        let x = permute(&ds.read(v, &idx)?, &shape, &perms[o], &rev);
+        let mut idx = sel.for_var(m, v);
+        if let Some(f) = idx.first_mut() {
+            *f = f[pos..pos + len].to_vec();
+        }
+        let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
+        let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
+        let x = permute(ds.read(v, &idx)?, &shape, &perms[o], &rev);
         Ok(match actions[o] {
             Action::Copy => x,
             Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
@@ -467,8 +497,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
         })
     };
-    nco_core::pipeline::for_each_ordered(vars.len(), compute, |o, vals| {
-        if vals.is_empty() && meta.var_len(&meta.vars[o]) > 0 {
+    nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {
+        let (o, pos, len) = units[u];
+        if len == usize::MAX {
             // Unchanged: copy straight from the input.
             let v = vars[o];
             let untouched = m.vars[v].dims.iter().all(|&d| !sel.restricts(d));
@@ -477,7 +508,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
             return Ok(());
         }
-        of.write(o, 0, &vals)
+        of.write(o, pos, &vals)
     })?;
     of.finish()?;
     tmp.commit()
@@ -485,10 +516,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 
 /// Re-order a C-order array of `shape`: output dimension k is input dimension
 /// `perm[k]`; `rev[j]` reverses input dimension j.
-pub fn permute(x: &Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
+pub fn permute(x: Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
     let identity = perm.iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
     if identity || shape.is_empty() {
-        return x.clone();
+        return x;
     }
     let n: usize = shape.iter().product();
     let mut in_stride = vec![1usize; shape.len()];
@@ -529,12 +560,12 @@ mod tests {
         let x = Values::Int((0..6).collect());
         // [2,3] transposed
         assert_eq!(
-            permute(&x, &[2, 3], &[1, 0], &[false, false]),
+            permute(x.clone(), &[2, 3], &[1, 0], &[false, false]),
             Values::Int(vec![0, 3, 1, 4, 2, 5])
         );
         // reverse the first dimension
         assert_eq!(
-            permute(&x, &[2, 3], &[0, 1], &[true, false]),
+            permute(x.clone(), &[2, 3], &[0, 1], &[true, false]),
             Values::Int(vec![3, 4, 5, 0, 1, 2])
         );
         assert!(Policy::parse("bogus").is_err());

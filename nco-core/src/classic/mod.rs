@@ -249,7 +249,8 @@ impl Reader {
             runs.push((l.begin + off, len * es as usize));
             Ok(())
         })?;
-        const GAP: u64 = 64 << 10;
+        // A system call costs about as much as copying a few KiB: bridge smaller gaps.
+        const GAP: u64 = 8 << 10;
         const SPAN: u64 = 16 << 20;
         let mut scratch = Vec::new();
         let mut pos = 0usize;

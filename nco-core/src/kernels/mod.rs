@@ -116,6 +116,47 @@ pub fn to_values_plain(results: &[f64], ty: NcType) -> (Values, usize) {
         string => (Values::Str(vec![String::new(); results.len()]), 0))
 }
 
+/// Minimum and maximum of the valid (not `fill`, finite) elements after unpacking;
+/// (+inf, -inf) when there are none.
+pub fn valid_range(x: &Values, fill: Option<f64>, pack: Option<&Packing>) -> (f64, f64) {
+    fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
+        // Eight independent lanes: the min/max chains do not wait on each other.
+        let mut lo = [f64::INFINITY; 8];
+        let mut hi = [f64::NEG_INFINITY; 8];
+        let mut one = |k: usize, e: T| {
+            if fill == Some(e) {
+                return;
+            }
+            let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
+            if v.is_finite() {
+                if v < lo[k] {
+                    lo[k] = v;
+                }
+                if v > hi[k] {
+                    hi[k] = v;
+                }
+            }
+        };
+        let chunks = x.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for k in 0..8 {
+                one(k, c[k]);
+            }
+        }
+        for (k, &e) in rest.iter().enumerate() {
+            one(k, e);
+        }
+        (
+            lo.iter().copied().fold(f64::INFINITY, f64::min),
+            hi.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    }
+    crate::dispatch!(x, v => range(v, typed_fill(fill), pack);
+        char _c => (f64::INFINITY, f64::NEG_INFINITY);
+        string _s => (f64::INFINITY, f64::NEG_INFINITY))
+}
+
 /// Unpack a buffer to f64, keeping missing elements (equal to `fill`) as `out_fill`.
 pub fn to_f64_unpacked(
     x: &Values,
