@@ -162,3 +162,54 @@ mod tests {
         assert!(BinOp::parse("pow").is_err());
     }
 }
+
+/// Element-wise `a op b` directly in the operands' own floating type, when both are
+/// NC_FLOAT or both NC_DOUBLE and `op` is not division (then the result equals NCO's
+/// double-precision computation rounded back: sums, differences and products of two
+/// floats are exact in double). Missing where either operand equals its fill; the
+/// result's missing value is `out_fill`. `None` when the fast path does not apply.
+pub fn apply_same_float(
+    op: BinOp,
+    a: &crate::types::Values,
+    a_fill: Option<f64>,
+    b: &crate::types::Values,
+    b_fill: Option<f64>,
+    out_fill: f64,
+) -> Option<crate::types::Values> {
+    use crate::types::Values;
+    use rayon::prelude::*;
+    if op == BinOp::Div {
+        return None;
+    }
+    macro_rules! run {
+        ($x:expr, $y:expr, $t:ty, $variant:ident) => {{
+            let (af, bf, of) = (
+                a_fill.map(|f| f as $t),
+                b_fill.map(|f| f as $t),
+                out_fill as $t,
+            );
+            let mut out = vec![0 as $t; $x.len()];
+            out.par_chunks_mut(1 << 16)
+                .zip($x.par_chunks(1 << 16).zip($y.par_chunks(1 << 16)))
+                .for_each(|(o, (xs, ys))| {
+                    for ((o, &x), &y) in o.iter_mut().zip(xs).zip(ys) {
+                        *o = if af == Some(x) || bf == Some(y) {
+                            of
+                        } else {
+                            match op {
+                                BinOp::Add => x + y,
+                                BinOp::Sub => x - y,
+                                _ => x * y,
+                            }
+                        };
+                    }
+                });
+            Some(Values::$variant(out))
+        }};
+    }
+    match (a, b) {
+        (Values::Float(x), Values::Float(y)) if x.len() == y.len() => run!(x, y, f32, Float),
+        (Values::Double(x), Values::Double(y)) if x.len() == y.len() => run!(x, y, f64, Double),
+        _ => None,
+    }
+}
