@@ -242,7 +242,7 @@ macro_rules! impl_nc_num {
                 // Native conversions only (no i128 or libm calls on the hot path):
                 // f64 -> i64/u64 saturate (NaN -> 0), then the cast keeps the low bits.
                 let r = round_ties_even_fast(x);
-                if r >= 0.0 {
+                if NcType::$tag as u8 == NcType::UInt64 as u8 && r >= 0.0 {
                     (r as u64) as $t
                 } else {
                     (r as i64) as $t

@@ -311,14 +311,11 @@ pub fn decode_par(ty: crate::types::NcType, raw: &[u8]) -> Values {
         if n < (1 << 18) {
             return T::into_values(raw.chunks_exact(T::SIZE).map(T::from_be).collect());
         }
-        let mut out = vec![T::default(); n];
-        out.par_chunks_mut(1 << 16)
-            .zip(raw.par_chunks(T::SIZE << 16))
-            .for_each(|(o, r)| {
-                for (x, c) in o.iter_mut().zip(r.chunks_exact(T::SIZE)) {
-                    *x = T::from_be(c);
-                }
-            });
+        // Written in place by the parallel collector: no zero-fill pass first.
+        let mut out = Vec::with_capacity(n);
+        raw.par_chunks_exact(T::SIZE)
+            .map(T::from_be)
+            .collect_into_vec(&mut out);
         T::into_values(out)
     }
     crate::dispatch_type!(ty, T => dec::<T>(raw); char => Values::Char(raw.to_vec());
