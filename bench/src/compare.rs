@@ -48,7 +48,7 @@ fn values_close(a: &Values, b: &Values, t: Tol) -> Option<String> {
             for (i, (&p, &q)) in x.iter().zip(&y).enumerate() {
                 if !close(p, q, atol, rtol) {
                     let d = (p - q).abs();
-                    if worst.map_or(true, |(_, w)| d > w || w.is_nan()) {
+                    if worst.is_none_or(|(_, w)| d > w || w.is_nan()) {
                         worst = Some((i, d));
                     }
                 }

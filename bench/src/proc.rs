@@ -53,7 +53,7 @@ impl Measure {
         self.max_rss = self.max_rss.max(m.max_rss);
         self.in_bytes += m.in_bytes;
         self.out_bytes += m.out_bytes;
-        if self.code.map_or(true, |c| c == 0) && self.signal.is_none() {
+        if self.code.is_none_or(|c| c == 0) && self.signal.is_none() {
             self.code = m.code;
             self.signal = m.signal;
         }

@@ -19,7 +19,7 @@ pub mod lexer;
 pub mod num;
 pub mod parser;
 
-use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
+use clap::{ArgAction, CommandFactory, Parser};
 
 use nco_core::cli::{self, CommonArgs, FormatArgs};
 use nco_core::dataset::{Dataset, OutFile};
@@ -100,17 +100,9 @@ enum Source {
 /// dimensions, shapes that do not conform, and every I/O error. Nothing is written on
 /// error.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let mut stmts = Vec::new();
     for (name, text) in scripts(&cli)? {
         let s = parser::parse(&text).map_err(|e| Error::msg(format!("{name}: {e}")))?;

@@ -9,7 +9,7 @@
 //! type. Division by zero follows IEEE arithmetic (±inf, NaN) for floating types, as in
 //! NCO.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith;
@@ -93,17 +93,9 @@ fn named_dims(m: &Meta, v: usize, sel: &Selection) -> Vec<(String, usize)> {
 /// Errors: variables missing from the second file, non-conformable shapes, differing
 /// record lengths (each naming the variable), bad options, I/O errors.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let op = match &cli.op {
         Some(s) => BinOp::parse(s)?,
         None => op_of_program(prog),
@@ -241,7 +233,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         let int_div = op == BinOp::Div && !pa.out.ty.is_float();
         let zero_divisor = int_div && {
             let x = b.read(j.vb, &sel_b.for_var(bm, j.vb))?;
-            pb.unpacked(&x).iter().any(|&v| v == 0.0)
+            pb.unpacked(&x).contains(&0.0)
         };
         if (pb.in_fill.is_some() || zero_divisor) && pa.out.attr("_FillValue").is_none() {
             let ty = pa.out.ty;

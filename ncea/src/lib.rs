@@ -13,7 +13,7 @@
 //! Memory is bounded by one variable (or hyperslab) times a small constant,
 //! independent of the number of members: members are streamed into one accumulator.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
@@ -96,17 +96,9 @@ pub fn command() -> clap::Command {
 /// Errors: a missing member file, members whose variables differ in shape or type
 /// (naming the file and variable), bad options.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let concat = prog == "ncecat";
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.slab.specs()?;

@@ -10,7 +10,7 @@ pub mod print;
 use std::io::Write;
 use std::path::Path;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use nco_core::cfmt::{unescape, CFormat};
 use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
 use nco_core::dataset::{Dataset, OutFile};
@@ -119,17 +119,9 @@ pub fn command() -> clap::Command {
 /// Errors: every failure, already worded for the user (missing input, bad option,
 /// unknown variable or dimension, unwritable output...).
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let specs = cli.slab.specs()?;
     let mut files = cli.files.clone();
     if let Some(o) = &cli.common.output {

@@ -323,6 +323,32 @@ pub fn clap_error(e: clap::Error) -> Result<()> {
     }
 }
 
+/// The start every operator shares: parse `argv` with `cmd` into `C`, print the version
+/// for `-r`, apply the common options (debug level, threads, libnetcdf switch) and
+/// validate the format options. `Ok(None)` means "done" (help, version or `-r` printed).
+///
+/// Errors: malformed options (one line, exit 1).
+pub fn start<C: clap::FromArgMatches>(
+    cmd: clap::Command,
+    argv: &[String],
+    prog: &str,
+    shared: impl Fn(&C) -> (&CommonArgs, &FormatArgs),
+) -> Result<Option<C>> {
+    let matches = match cmd.try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => return clap_error(e).map(|()| None),
+    };
+    let c = C::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
+    let (common, format) = shared(&c);
+    if common.revision {
+        print!("{}", version_text(prog));
+        return Ok(None);
+    }
+    apply_common(common);
+    format.check()?;
+    Ok(Some(c))
+}
+
 /// Build a clap command with the settings every operator shares.
 pub fn configure(cmd: clap::Command) -> clap::Command {
     cmd.disable_help_flag(true)

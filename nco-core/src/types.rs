@@ -228,57 +228,41 @@ pub fn round_ties_even_fast(x: f64) -> f64 {
     }
 }
 
-macro_rules! impl_nc_num {
-    (int: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
-        impl sealed::Sealed for $t {}
-        impl NcNum for $t {
-            const TYPE: NcType = NcType::$tag;
-            const DEFAULT_FILL: Self = $fill;
-            const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline]
-            fn to_f64(self) -> f64 { self as f64 }
-            #[inline]
-            fn from_f64(x: f64) -> Self {
-                // Native conversions only (no i128 or libm calls on the hot path):
-                // f64 -> i64/u64 saturate (NaN -> 0), then the cast keeps the low bits.
-                let r = round_ties_even_fast(x);
-                if NcType::$tag as u8 == NcType::UInt64 as u8 && r >= 0.0 {
-                    (r as u64) as $t
-                } else {
-                    (r as i64) as $t
-                }
+/// The parts of an [`NcNum`] implementation that differ between integer and floating
+/// types: conversion from f64 and the range check.
+macro_rules! nc_num_conversions {
+    (int, $t:ty, $tag:ident) => {
+        #[inline]
+        fn from_f64(x: f64) -> Self {
+            // Native conversions only (no i128 or libm calls on the hot path):
+            // f64 -> i64/u64 saturate (NaN -> 0), then the cast keeps the low bits.
+            let r = round_ties_even_fast(x);
+            if NcType::$tag as u8 == NcType::UInt64 as u8 && r >= 0.0 {
+                (r as u64) as $t
+            } else {
+                (r as i64) as $t
             }
-            #[inline]
-            fn fits(x: f64) -> bool {
-                let r = x.round_ties_even();
-                r >= <$t>::MIN as f64 && r <= <$t>::MAX as f64
-            }
-            #[inline]
-            fn from_be(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
-                <$t>::from_be_bytes(a)
-            }
-            #[inline]
-            fn write_be(self, out: &mut [u8]) { out.copy_from_slice(&self.to_be_bytes()); }
-            #[inline]
-            fn from_ne(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
-                <$t>::from_ne_bytes(a)
-            }
-            fn into_values(v: Vec<Self>) -> Values { Values::$variant(v) }
-            fn slice_of(v: &Values) -> Option<&[Self]> {
-                if let Values::$variant(x) = v { Some(x) } else { None }
-            }
-            fn vec_of_mut(v: &mut Values) -> Option<&mut Vec<Self>> {
-                if let Values::$variant(x) = v { Some(x) } else { None }
-            }
-            #[inline]
-            fn from_i64_wrapping(x: i64) -> Self { x as $t }
         }
-    )*};
-    (float: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
+        #[inline]
+        fn fits(x: f64) -> bool {
+            let r = x.round_ties_even();
+            r >= <$t>::MIN as f64 && r <= <$t>::MAX as f64
+        }
+    };
+    (float, $t:ty, $tag:ident) => {
+        #[inline]
+        fn from_f64(x: f64) -> Self {
+            x as $t
+        }
+        #[inline]
+        fn fits(_x: f64) -> bool {
+            true
+        }
+    };
+}
+
+macro_rules! impl_nc_num {
+    ($kind:ident: $($t:ty => $tag:ident, $fill:expr, $variant:ident;)*) => {$(
         impl sealed::Sealed for $t {}
         impl NcNum for $t {
             const TYPE: NcType = NcType::$tag;
@@ -286,10 +270,7 @@ macro_rules! impl_nc_num {
             const SIZE: usize = std::mem::size_of::<$t>();
             #[inline]
             fn to_f64(self) -> f64 { self as f64 }
-            #[inline]
-            fn from_f64(x: f64) -> Self { x as $t }
-            #[inline]
-            fn fits(_x: f64) -> bool { true }
+            nc_num_conversions!($kind, $t, $tag);
             #[inline]
             fn from_be(b: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
@@ -328,7 +309,7 @@ impl_nc_num! { int:
     u64 => UInt64, 18_446_744_073_709_551_614, UInt64;
 }
 impl_nc_num! { float:
-    f32 => Float, 9.969_209_968_386_869e36, Float;
+    f32 => Float, 9.969_21e36, Float;
     f64 => Double, 9.969_209_968_386_869e36, Double;
 }
 

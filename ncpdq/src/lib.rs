@@ -9,7 +9,7 @@
 //! * Without `-a` and `-P`, ncpdq packs (`all_new`, map `flt_sht`); with `-a` alone it
 //!   only permutes. Coordinates, bounds and grid properties (gw, area) are never packed.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith;
@@ -179,17 +179,9 @@ impl PackMap {
 /// permutation that would put the record dimension inside a variable of a format that
 /// allows one record dimension, I/O errors.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let policy = if cli.unpack || prog == "ncunpack" {
         Policy::Unpack
     } else if let Some(p) = &cli.policy {

@@ -13,7 +13,7 @@
 //! Both stream variable by variable with every input open once, so memory is bounded by
 //! one record of a variable, not by file size or count.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
@@ -128,17 +128,9 @@ enum Weights {
 /// disagree, a record hyperslab that selects nothing, an input without a record
 /// dimension, bad options.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
@@ -386,7 +378,7 @@ fn process(
         output::stamp_history(&mut meta, argv);
     }
     if !cli.no_file_list {
-        multifile::stamp_input_list(&mut meta, &inputs);
+        multifile::stamp_input_list(&mut meta, inputs);
     }
     arith::stamp_threads(&mut meta, cli.common.threads);
 

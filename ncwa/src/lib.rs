@@ -6,7 +6,7 @@
 //! with `-b`); variables without a reduced dimension are copied unchanged; the
 //! coordinates of reduced dimensions are averaged whatever `-y` says.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
@@ -228,17 +228,9 @@ enum Job {
 /// Errors: bad options, unknown dimension in `-a`, weight or mask variable absent,
 /// bad `-T`/`-B`, weights summing to zero, and every I/O error.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let matches = match command().try_get_matches_from(&argv) {
-        Ok(m) => m,
-        Err(e) => return cli::clap_error(e),
-    };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
-    if cli.common.revision {
-        print!("{}", cli::version_text(prog));
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
         return Ok(());
-    }
-    cli::apply_common(&cli.common);
-    cli.format.check()?;
+    };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.slab.specs()?;
     let mut files = cli.files.clone();

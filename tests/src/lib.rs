@@ -339,7 +339,7 @@ impl Run {
             .lines()
             .map(str::trim_end)
             .filter(|l| !l.is_empty())
-            .last()
+            .next_back()
             .unwrap_or("")
     }
 

@@ -308,7 +308,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
                     .unwrap_or(u64::MAX)
             }
         } else {
-            l.begin.checked_add(l.bytes).unwrap_or(u64::MAX)
+            l.begin.saturating_add(l.bytes)
         };
         if end > file_len || l.begin < header_len {
             return Err(Error::Format {
