@@ -14,7 +14,6 @@
 //! one record of a variable, not by file size or count.
 
 use clap::{CommandFactory, Parser};
-use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
@@ -431,120 +430,118 @@ fn process(
     // Compute per variable (in parallel), then write in order.
     type Outcome = (usize, Vec<(usize, Values)>);
     let weights_ref = &weights;
-    let work: Vec<Result<Outcome>> = vars
-        .par_iter()
-        .enumerate()
-        .map(|(o, &v)| -> Result<Outcome> {
-            let var = &first.vars[v];
-            let Some(oi) = out_index(&var.name) else {
-                return Ok((o, Vec::new()));
+    // Each variable is computed in parallel windows and written as soon as its turn
+    // comes: memory holds a few variables' output records, not the whole output.
+    let compute = |o: usize| -> Result<Outcome> {
+        let v = vars[o];
+        let var = &first.vars[v];
+        let Some(oi) = out_index(&var.name) else {
+            return Ok((o, Vec::new()));
+        };
+        let mut chunks = Vec::new();
+        if !first.is_record_var(var) {
+            if appended.is_none() {
+                let idx = sel.for_var(first, v);
+                chunks.push((0, sets[0].read(v, &idx)?));
+            }
+            return Ok((oi, chunks));
+        }
+        let mut idx = sel.for_var(first, v);
+        if concat || procs[o].is_none() {
+            // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
+            // blocks of records to bound memory.
+            let cc = multifile::Concat {
+                sets,
+                picks: &picks,
+                rebase: if concat {
+                    multifile::rebase_factors(sets, &rec_name)
+                } else {
+                    Vec::new()
+                },
             };
-            let mut chunks = Vec::new();
-            if !first.is_record_var(var) {
-                if appended.is_none() {
-                    let idx = sel.for_var(first, v);
-                    chunks.push((0, sets[0].read(v, &idx)?));
-                }
-                return Ok((oi, chunks));
+            let n = if concat { picks.len() } else { out_records };
+            let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
+            let per = ((64usize << 20) / row.max(1)).max(1);
+            let mut k = 0;
+            while k < n {
+                let end = (k + per).min(n);
+                idx[0] = (k..end).collect();
+                chunks.push((base_records + k, cc.read(v, &idx)?));
+                k = end;
             }
-            let mut idx = sel.for_var(first, v);
-            if concat || procs[o].is_none() {
-                // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
-                // blocks of records to bound memory.
-                let cc = multifile::Concat {
-                    sets,
-                    picks: &picks,
-                    rebase: if concat {
-                        multifile::rebase_factors(sets, &rec_name)
-                    } else {
-                        Vec::new()
-                    },
+            return Ok((oi, chunks));
+        }
+        let mut pv = procs[o]
+            .clone()
+            .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
+        let this_op = if first.is_coord_var(var) { Op::Avg } else { op };
+        let n: usize = idx[1..].iter().map(Vec::len).product();
+        let mut buf = Vec::new();
+        for g in 0..groups {
+            let mut acc = Accum::new(this_op, n);
+            for p in picks.iter().filter(|p| p.group == g || !cli.mro) {
+                let ds = &sets[p.file];
+                let vid = ds.meta().var_id(&var.name).unwrap_or(v);
+                idx[0] = vec![p.record];
+                let w = match weights_ref {
+                    Weights::None => 1.0,
+                    Weights::PerFile(ws) => ws[p.file],
+                    Weights::Var(name) => {
+                        let m = ds.meta();
+                        let wid = m.var_id(name).ok_or_else(|| {
+                            Error::var(
+                                name,
+                                format!("weight variable is missing from {}", ds.path()),
+                            )
+                        })?;
+                        ds.read(wid, &[vec![p.record]])?.get_f64(0).unwrap_or(1.0)
+                    }
                 };
-                let n = if concat { picks.len() } else { out_records };
-                let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
-                let per = ((64usize << 20) / row.max(1)).max(1);
-                let mut k = 0;
-                while k < n {
-                    let end = (k + per).min(n);
-                    idx[0] = (k..end).collect();
-                    chunks.push((base_records + k, cc.read(v, &idx)?));
-                    k = end;
-                }
-                return Ok((oi, chunks));
+                // The record coordinate is averaged without weights.
+                let w = if first.is_coord_var(var) { 1.0 } else { w };
+                kernels::accumulate_from(
+                    &mut acc,
+                    ds,
+                    vid,
+                    &idx,
+                    pv.in_fill,
+                    pv.pack.as_ref(),
+                    w,
+                    &mut buf,
+                )?;
             }
-            let mut pv = procs[o]
-                .clone()
-                .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
-            let this_op = if first.is_coord_var(var) { Op::Avg } else { op };
-            let n: usize = idx[1..].iter().map(Vec::len).product();
-            let mut buf = Vec::new();
-            for g in 0..groups {
-                let mut acc = Accum::new(this_op, n);
-                for p in picks.iter().filter(|p| p.group == g || !cli.mro) {
-                    let ds = &sets[p.file];
-                    let vid = ds.meta().var_id(&var.name).unwrap_or(v);
-                    idx[0] = vec![p.record];
-                    let w = match weights_ref {
-                        Weights::None => 1.0,
-                        Weights::PerFile(ws) => ws[p.file],
-                        Weights::Var(name) => {
-                            let m = ds.meta();
-                            let wid = m.var_id(name).ok_or_else(|| {
-                                Error::var(
-                                    name,
-                                    format!("weight variable is missing from {}", ds.path()),
-                                )
-                            })?;
-                            ds.read(wid, &[vec![p.record]])?.get_f64(0).unwrap_or(1.0)
-                        }
-                    };
-                    // The record coordinate is averaged without weights.
-                    let w = if first.is_coord_var(var) { 1.0 } else { w };
-                    kernels::accumulate_from(
-                        &mut acc,
-                        ds,
-                        vid,
-                        &idx,
-                        pv.in_fill,
-                        pv.pack.as_ref(),
-                        w,
-                        &mut buf,
-                    )?;
-                }
-                let normalize = !(cli.numerator && !first.is_coord_var(var));
-                let mut res = acc.finish(normalize);
-                if let (Weights::PerFile(ws), true, Op::Avg) = (weights_ref, normalize, this_op) {
-                    if !first.is_coord_var(var) && pv.in_fill.is_none() {
-                        // NCO 5.1.4 normalises per-file weights by the record count times
-                        // the mean file weight for variables without a fill value (the
-                        // same as the weight sum when every file has as many records),
-                        // by the sum of valid weights otherwise; we follow it.
-                        let group: Vec<_> =
-                            picks.iter().filter(|p| p.group == g || !cli.mro).collect();
-                        let wsum: f64 = group.iter().map(|p| ws[p.file]).sum();
-                        let mean_w = ws.iter().sum::<f64>() / ws.len() as f64;
-                        let denom = group.len() as f64 * mean_w;
-                        if denom != 0.0 {
-                            for r in res.iter_mut().flatten() {
-                                *r *= wsum / denom;
-                            }
+            let normalize = !(cli.numerator && !first.is_coord_var(var));
+            let mut res = acc.finish(normalize);
+            if let (Weights::PerFile(ws), true, Op::Avg) = (weights_ref, normalize, this_op) {
+                if !first.is_coord_var(var) && pv.in_fill.is_none() {
+                    // NCO 5.1.4 normalises per-file weights by the record count times
+                    // the mean file weight for variables without a fill value (the
+                    // same as the weight sum when every file has as many records),
+                    // by the sum of valid weights otherwise; we follow it.
+                    let group: Vec<_> = picks.iter().filter(|p| p.group == g || !cli.mro).collect();
+                    let wsum: f64 = group.iter().map(|p| ws[p.file]).sum();
+                    let mean_w = ws.iter().sum::<f64>() / ws.len() as f64;
+                    let denom = group.len() as f64 * mean_w;
+                    if denom != 0.0 {
+                        for r in res.iter_mut().flatten() {
+                            *r *= wsum / denom;
                         }
                     }
                 }
-                let vals = pv.finish(prog, &res);
-                chunks.push((base_records + g, vals));
             }
-            pb.inc(1);
-            Ok((oi, chunks))
-        })
-        .collect();
-    pb.finish_and_clear();
-    for r in work {
-        let (oi, chunks) = r?;
+            let vals = pv.finish(prog, &res);
+            chunks.push((base_records + g, vals));
+        }
+        pb.inc(1);
+        Ok((oi, chunks))
+    };
+    nco_core::pipeline::for_each_ordered(vars.len(), compute, |_, (oi, chunks)| {
         for (first_rec, vals) in chunks {
             of.write(oi, first_rec, &vals)?;
         }
-    }
+        Ok(())
+    })?;
+    pb.finish_and_clear();
     drop(appended);
     of.finish()?;
     Ok(tmp)
