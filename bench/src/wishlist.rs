@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::compare::Waiver;
 use crate::gen::{dims_for, Geometry};
 
 /// Which implementation runs a command.
@@ -545,6 +546,19 @@ impl Plan {
         }
     }
 
+    /// Attributes NCO writes and we leave out on purpose (root README, compatibility
+    /// notes): NCO's ncrcat claims `cell_methods = "time: mean"` on concatenated
+    /// variables; ours does not (concatenation is not a mean).
+    pub fn waivers(&self) -> &'static [Waiver] {
+        match self.kind {
+            Kind::StationsList => &[Waiver {
+                attr: "cell_methods",
+                value: "time: mean",
+            }],
+            _ => &[],
+        }
+    }
+
     /// Tolerances for comparing our output with NCO's: (relative, absolute, integer
     /// absolute). Packing may round a short by one step.
     pub fn tolerance(&self) -> (f64, f64, f64) {
@@ -656,6 +670,8 @@ mod tests {
             .is_none());
         assert_eq!(p.checked_outputs(50), vec![0, 24, 49]);
         assert_eq!(plan(Kind::Stations).checked_outputs(50).len(), 50);
+        assert_eq!(p.waivers()[0].attr, "cell_methods");
+        assert!(plan(Kind::Ncra).waivers().is_empty());
     }
 
     #[test]
