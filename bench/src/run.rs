@@ -338,7 +338,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         Tool::Ours,
         kind.operator(),
         opt.threads,
-        &opt.scratch.join(&tag),
+        &opt.scratch.join(format!("{tag}_{}", Tool::Ours.label())),
     ) {
         row.command = c.first().map(|a| shell_line(a)).unwrap_or_default();
         if c.len() > 1 {
