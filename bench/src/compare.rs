@@ -59,9 +59,20 @@ fn values_close(a: &Values, b: &Values, t: Tol) -> Option<String> {
     }
 }
 
+/// A variable attribute that NCO writes and we leave out on purpose (a compatibility
+/// note of the root README): NCO's output may have `attr` with exactly the text `value`
+/// where ours has no such attribute. A different value, or ours having it, still counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiver {
+    /// Attribute name.
+    pub attr: &'static str,
+    /// NCO's text value.
+    pub value: &'static str,
+}
+
 /// Compare `ours` against `reference`; `Ok(None)` when equal within `tol`, else the first
-/// differences (up to 5), one per line.
-pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> {
+/// differences (up to 5), one per line. The `waived` attributes may be missing from ours.
+pub fn compare(ours: &str, reference: &str, tol: Tol, waived: &[Waiver]) -> Result<Option<String>> {
     let a = Dataset::open(ours).with_context(|| format!("cannot open our output {ours}"))?;
     let b = Dataset::open(reference)
         .with_context(|| format!("cannot open NCO's output {reference}"))?;
@@ -132,7 +143,15 @@ pub fn compare(ours: &str, reference: &str, tol: Tol) -> Result<Option<String>> 
             continue;
         }
         for at in &vb.attrs {
+            let is_waived = || {
+                let text = at.value.as_text();
+                let text = text.as_deref().map(|t| t.trim_end_matches('\0'));
+                waived
+                    .iter()
+                    .any(|w| w.attr == at.name && Some(w.value) == text)
+            };
             match va.attr(&at.name) {
+                None if is_waived() => {}
                 None => diffs.push(format!("{}@{} missing", vb.name, at.name)),
                 Some(x) => {
                     if let Some(d) = values_close(&x.value, &at.value, tol) {
@@ -187,8 +206,8 @@ mod tests {
             b.to_str().unwrap(),
             c.to_str().unwrap(),
         );
-        assert_eq!(compare(c, a, tol).unwrap(), None);
-        let d = compare(b, a, tol)
+        assert_eq!(compare(c, a, tol, &[]).unwrap(), None);
+        let d = compare(b, a, tol, &[])
             .unwrap()
             .expect("the partner file differs");
         assert!(d.contains("d2_00: values differ, max |diff|"), "{d}");
@@ -198,11 +217,74 @@ mod tests {
             atol: 10.0,
             atol_int: 0.0,
         };
-        let d2 = compare(b, a, loose).unwrap().unwrap_or_default();
+        let d2 = compare(b, a, loose, &[]).unwrap().unwrap_or_default();
         assert!(!d2.contains("d2_0"), "{d2}");
         assert_eq!(d2, "global attribute source: text values differ"); // variant 1 says so
                                                                        // a missing output is an error that names the file
-        let e = compare("/nonexistent.nc", a, tol).unwrap_err();
+        let e = compare("/nonexistent.nc", a, tol, &[]).unwrap_err();
         assert!(format!("{e:#}").contains("cannot open our output /nonexistent.nc"));
+    }
+
+    /// Add a text attribute to variable `var` of the classic file `path`.
+    fn put_text_attr(path: &str, var: &str, name: &str, value: &str) {
+        use std::ffi::CString;
+        let (p, v, n) = (
+            CString::new(path).unwrap(),
+            CString::new(var).unwrap(),
+            CString::new(name).unwrap(),
+        );
+        // SAFETY: plain netCDF C calls on a file we own, with NUL-terminated names and
+        // a buffer of the length passed.
+        unsafe {
+            let mut nc = 0;
+            assert_eq!(
+                netcdf_sys::nc_open(p.as_ptr(), netcdf_sys::NC_WRITE, &mut nc),
+                0
+            );
+            assert_eq!(netcdf_sys::nc_redef(nc), 0);
+            let mut id = 0;
+            assert_eq!(netcdf_sys::nc_inq_varid(nc, v.as_ptr(), &mut id), 0);
+            assert_eq!(
+                netcdf_sys::nc_put_att_text(nc, id, n.as_ptr(), value.len(), value.as_ptr().cast()),
+                0
+            );
+            assert_eq!(netcdf_sys::nc_close(nc), 0);
+        }
+    }
+
+    #[test]
+    fn waived_attributes_may_be_missing_but_not_different() {
+        let _g = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = GenOptions::new(dir.path().to_path_buf());
+        o.scale = 0.001;
+        o.sync = false;
+        let ours = generate(Geometry::Stl, 0, &o).unwrap().path;
+        let nco = dir.path().join("nco.nc");
+        std::fs::copy(&ours, &nco).unwrap();
+        let (ours, nco) = (ours.to_str().unwrap(), nco.to_str().unwrap());
+        put_text_attr(nco, "d2_00", "cell_methods", "time: mean");
+        let tol = Tol {
+            rtol: 1e-5,
+            atol: 1e-6,
+            atol_int: 0.0,
+        };
+        let w = Waiver {
+            attr: "cell_methods",
+            value: "time: mean",
+        };
+        let d = compare(ours, nco, tol, &[]).unwrap().unwrap();
+        assert_eq!(d, "d2_00@cell_methods missing");
+        assert_eq!(compare(ours, nco, tol, &[w]).unwrap(), None);
+        // another value of the attribute is not waived
+        let other = Waiver {
+            attr: "cell_methods",
+            value: "time: sum",
+        };
+        assert!(compare(ours, nco, tol, &[other]).unwrap().is_some());
+        // ours writing a different value is a difference even when waived
+        put_text_attr(ours, "d2_00", "cell_methods", "lat: mean");
+        let d = compare(ours, nco, tol, &[w]).unwrap().unwrap();
+        assert!(d.starts_with("d2_00@cell_methods: "), "{d}");
     }
 }

@@ -261,7 +261,7 @@ struct RunArgs {
     /// geometries (the default is scale 0.25, 4 files, each row on NCO's geometry).
     #[arg(long)]
     full: bool,
-    /// Files for the multi-file rows (ncra, nces); default 4, 32 with --full.
+    /// Files for the multi-file rows (ncra, nces, 5c); default 4, 32 with --full.
     #[arg(long)]
     nfiles: Option<usize>,
     /// Repeats per tool per row (median quoted).
@@ -432,7 +432,7 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
                 .filter(|k| Kind::parse(s) == Some(*k) || (s == k.operator() && !v.contains(k)))
                 .collect();
             if matched.is_empty() {
-                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 6, 7, 8 or an operator name)");
+                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 5c, 6, 7, 8 or an operator name)");
             }
             for k in matched {
                 if !v.contains(&k) {

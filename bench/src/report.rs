@@ -118,6 +118,15 @@ pub struct Row {
     pub atol: f64,
     /// Seconds to read the inputs and write an output of NCO's output size (None: n/a).
     pub io_floor: Option<f64>,
+    /// Row 5c: our operator in the 50 separate calls NCO needs (`ours` is then the one
+    /// list-mode call); `None` on the other rows.
+    pub ours_separate: Option<ToolRuns>,
+    /// Row 5c: our separate calls' wall / our list-mode wall (the gain of list mode).
+    pub speedup_vs_ours_separate: Option<f64>,
+    /// Row 5c: the same for CPU (user+sys).
+    pub cpu_speedup_vs_ours_separate: Option<f64>,
+    /// A note printed under the table (row 5c: issue 9's targets and the ratios).
+    pub note: Option<String>,
 }
 
 impl Row {
@@ -125,6 +134,10 @@ impl Row {
     pub fn failed(&self) -> bool {
         self.ours.state == State::Failed
             || self.nco.state == State::Failed
+            || self
+                .ours_separate
+                .as_ref()
+                .is_some_and(|t| t.state == State::Failed)
             || self.check == Check::Different
     }
 
@@ -311,7 +324,32 @@ pub fn table(rep: &Report) -> String {
         .iter()
         .flat_map(|r| {
             let mut v = Vec::new();
-            for (who, t) in [("nco-rs", &r.ours), ("NCO", &r.nco), ("CDO", &r.cdo)] {
+            if let Some(sep) = &r.ours_separate {
+                let cpu = |t: &ToolRuns| {
+                    t.wall()
+                        .and(t.median.as_ref())
+                        .map_or("-".to_string(), |m| format!("{:.2}", m.user + m.sys))
+                };
+                v.push(format!(
+                    "row {}: nco-rs list mode (1 call) vs nco-rs in {} separate calls: {} s vs {} s wall, {} s vs {} s cpu: {} wall, {} cpu",
+                    r.id,
+                    crate::wishlist::STATIONS,
+                    r.ours.cell(),
+                    sep.cell(),
+                    cpu(&r.ours),
+                    cpu(sep),
+                    ratio(r.speedup_vs_ours_separate),
+                    ratio(r.cpu_speedup_vs_ours_separate),
+                ));
+            }
+            if let Some(n) = &r.note {
+                v.push(format!("row {}: {n}", r.id));
+            }
+            let sep = r.ours_separate.as_ref().map(|t| ("nco-rs (separate calls)", t));
+            for (who, t) in [("nco-rs", &r.ours), ("NCO", &r.nco), ("CDO", &r.cdo)]
+                .into_iter()
+                .chain(sep)
+            {
                 if matches!(
                     t.state,
                     State::Failed | State::NotBuilt | State::NotInstalled
@@ -349,7 +387,9 @@ pub fn csv(rep: &Report) -> String {
         "id,operation,operator,geometry,inputs,cache,threads,repeats,\
 ours_state,ours_wall_s,ours_user_s,ours_sys_s,ours_maxrss_bytes,ours_inblock_bytes,\
 nco_state,nco_wall_s,nco_user_s,nco_sys_s,nco_maxrss_bytes,nco_inblock_bytes,\
-cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command\n",
+cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s,check,rtol,atol,command,\
+ours_separate_state,ours_separate_wall_s,ours_separate_user_s,ours_separate_sys_s,\
+speedup_vs_ours_separate,cpu_speedup_vs_ours_separate\n",
     );
     let state = |t: &ToolRuns| {
         serde_json::to_value(&t.state)
@@ -373,6 +413,10 @@ cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s
     for r in &rep.rows {
         let o = m(&r.ours);
         let n = m(&r.nco);
+        let (sep_state, sep) = match &r.ours_separate {
+            Some(t) => (state(t), m(t)),
+            None => (String::new(), Default::default()),
+        };
         let check = serde_json::to_value(&r.check)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -408,6 +452,12 @@ cdo_state,cdo_wall_s,speedup_vs_nco,cpu_speedup_vs_nco,speedup_vs_cdo,io_floor_s
             format!("{:e}", r.rtol),
             format!("{:e}", r.atol),
             r.command.clone(),
+            sep_state,
+            sep[0].clone(),
+            sep[1].clone(),
+            sep[2].clone(),
+            opt(r.speedup_vs_ours_separate),
+            opt(r.cpu_speedup_vs_ours_separate),
         ];
         let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
         s.push_str(&line.join(","));
@@ -523,11 +573,17 @@ pub fn svg(rep: &Report) -> String {
                     r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{bar_h}" fill="{colour}"/>"#,
                     w.max(1.0)
                 );
-                let tag = if r.check == Check::Different {
-                    " WRONG ANSWER"
+                let mut tag = if r.check == Check::Different {
+                    " WRONG ANSWER".to_string()
                 } else {
-                    ""
+                    String::new()
                 };
+                if let Some(g) = r.speedup_vs_ours_separate {
+                    tag.push_str(&format!(
+                        " ({g:.1}x vs our {} calls)",
+                        crate::wishlist::STATIONS
+                    ));
+                }
                 let _ = writeln!(
                     s,
                     r#"<text x="{:.1}" y="{:.1}">{v:.2}x{tag}</text>"#,
@@ -602,6 +658,10 @@ pub(crate) mod tests {
             rtol: 1e-5,
             atol: 1e-6,
             io_floor: Some(0.5),
+            ours_separate: None,
+            speedup_vs_ours_separate: None,
+            cpu_speedup_vs_ours_separate: None,
+            note: None,
         };
         let mut r2 = base.clone();
         r2.id = "2".into();
@@ -617,6 +677,18 @@ pub(crate) mod tests {
         r3.speedup_vs_nco = Some(8.0);
         r3.check = Check::Different;
         r3.check_detail = "d4_00: values differ".into();
+        let mut r5c = base.clone();
+        r5c.id = "5c".into();
+        r5c.title = "ncrcat --list 50 stations from 4 files (1 call vs 50)".into();
+        r5c.operator = "ncrcat".into();
+        r5c.ours = ok(0.5);
+        r5c.nco = ok(12.5);
+        r5c.ours_separate = Some(ok(6.0));
+        r5c.speedup_vs_nco = Some(25.0);
+        r5c.speedup_vs_ours_separate = Some(12.0);
+        r5c.cpu_speedup_vs_ours_separate = Some(10.5);
+        r5c.note = Some("issue 9 targets: met".into());
+        r5c.io_floor = None;
         Report {
             info: RunInfo {
                 date: "2026-01-01T00:00:00Z".into(),
@@ -637,7 +709,7 @@ pub(crate) mod tests {
                 baseline_rss: 1_500_000,
                 bin_dir: "target/release".into(),
             },
-            rows: vec![base, r2, r3],
+            rows: vec![base, r2, r3, r5c],
         }
     }
 
@@ -645,35 +717,65 @@ pub(crate) mod tests {
     fn table_shows_numbers_ratios_and_plain_states() {
         let t = table(&sample());
         let lines: Vec<&str> = t.lines().collect();
-        let row1 = lines.iter().find(|l| l.starts_with("1 ")).unwrap();
+        let row1 = lines
+            .iter()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
         assert!(row1.contains("2.00"), "{row1}");
         assert!(row1.contains("8.00"));
         assert!(row1.contains("4.00x"));
         assert!(row1.contains("50"), "RSS in MB: {row1}");
         assert!(row1.contains("equal (rtol 1e-5)"));
-        let row2 = lines.iter().find(|l| l.starts_with("2 ")).unwrap();
+        let row2 = lines
+            .iter()
+            .find(|l| l.trim_start().starts_with("2 "))
+            .unwrap();
         assert!(row2.contains("not built"), "{row2}");
-        let row4 = lines.iter().find(|l| l.starts_with("4 ")).unwrap();
+        let row4 = lines
+            .iter()
+            .find(|l| l.trim_start().starts_with("4 "))
+            .unwrap();
         assert!(row4.contains("WRONG ANSWER"));
         assert!(t.contains("row 2: nco-rs ncra not built"));
         assert!(t.contains("row 4: our output differs from NCO's: d4_00: values differ"));
         // columns aligned: every data line has the same position for "vs NCO"
         assert!(lines[0].contains("warm cache"));
+        // row 5c: ours = list mode, NCO = its separate calls; our separate calls below
+        let row5c = lines
+            .iter()
+            .find(|l| l.trim_start().starts_with("5c "))
+            .unwrap();
+        assert!(row5c.contains("0.50"), "{row5c}");
+        assert!(row5c.contains("12.50"), "{row5c}");
+        assert!(row5c.contains("25.00x"), "{row5c}");
+        assert!(
+            t.contains("row 5c: nco-rs list mode (1 call) vs nco-rs in 50 separate calls: 0.50 s vs 6.00 s wall, 0.50 s vs 4.90 s cpu: 12.00x wall, 10.50x cpu"),
+            "{t}"
+        );
+        assert!(t.contains("row 5c: issue 9 targets: met"), "{t}");
+        assert!(!t.contains("row 1: nco-rs list mode"));
     }
 
     #[test]
     fn csv_has_a_header_and_one_line_per_row_with_quoting() {
         let c = csv(&sample());
         let lines: Vec<&str> = c.lines().collect();
-        assert_eq!(lines.len(), 4);
+        assert_eq!(lines.len(), 5);
         let header: Vec<&str> = lines[0].split(',').collect();
         assert_eq!(header[0], "id");
-        assert_eq!(header.len(), 30);
+        assert_eq!(header.len(), 36);
+        assert_eq!(header[35], "cpu_speedup_vs_ours_separate");
         assert!(lines[1].starts_with("1,ncwa average all variables to scalars,ncwa,ipcc_dly_T85,1,warm,default,3,ok,2.0000,1.6000,0.1000,50000000,0,ok,8.0000"));
         assert!(lines[1].contains(",4.0000,3.0000,"));
-        assert!(lines[1].ends_with(",equal,1e-5,1e-6,ncwa -O in.nc out.nc"));
+        assert!(lines[1].ends_with(",equal,1e-5,1e-6,ncwa -O in.nc out.nc,,,,,,"));
+        assert!(
+            lines[4].ends_with(",ok,6.0000,4.8000,0.1000,12.0000,10.5000"),
+            "{}",
+            lines[4]
+        );
+        assert_eq!(lines[4].split(',').count(), 36);
         assert!(lines[2].contains(",not_built,,,,,,ok,"));
-        assert!(lines[2].ends_with("\"ncra -O a.nc, b.nc out.nc\""));
+        assert!(lines[2].ends_with("\"ncra -O a.nc, b.nc out.nc\",,,,,,"));
         assert!(lines[3].contains(",different,"));
     }
 
@@ -685,6 +787,10 @@ pub(crate) mod tests {
         assert_eq!(j["rows"][0]["speedup_vs_nco"], 4.0);
         assert_eq!(j["rows"][1]["ours"]["state"], "not_built");
         assert_eq!(j["rows"][2]["check"], "different");
+        assert!(j["rows"][0]["ours_separate"].is_null());
+        assert_eq!(j["rows"][3]["ours_separate"]["median"]["wall"], 6.0);
+        assert_eq!(j["rows"][3]["speedup_vs_ours_separate"], 12.0);
+        assert_eq!(j["rows"][3]["note"], "issue 9 targets: met");
     }
 
     #[test]
@@ -692,9 +798,23 @@ pub(crate) mod tests {
         let s = svg(&sample());
         assert!(s.starts_with("<svg"));
         assert!(s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<rect").count(), 1 + 2); // background + two bars
+        assert_eq!(s.matches("<rect").count(), 1 + 3); // background + three bars
         assert!(s.contains("4.00x"));
         assert!(s.contains("8.00x WRONG ANSWER"));
         assert!(s.contains("nco-rs operator not built"));
+        assert!(s.contains("25.00x (12.0x vs our 50 calls)"));
+    }
+
+    #[test]
+    fn a_failed_separate_side_fails_the_row() {
+        let mut r = sample().rows[3].clone();
+        assert!(!r.failed());
+        r.ours_separate = Some(ToolRuns::absent(State::Failed, "exit 1 (ncrcat ...)"));
+        assert!(r.failed());
+        let rep = Report {
+            info: sample().info,
+            rows: vec![r],
+        };
+        assert!(table(&rep).contains("row 5c: nco-rs (separate calls) exit 1 (ncrcat ...)"));
     }
 }

@@ -14,7 +14,10 @@ use crate::compare::{compare, Tol};
 use crate::gen::{self, GenOptions, Geometry};
 use crate::proc::{self, Launch, Measure};
 use crate::report::{Check, Report, Row, RunInfo, State, ToolRuns};
-use crate::wishlist::{member_names, shell_line, Kind, Plan, Source, Tool};
+use crate::wishlist::{
+    member_names, shell_line, Kind, Plan, Source, Tool, LIST_TARGET_VS_NCO, LIST_TARGET_VS_OURS,
+    STATIONS,
+};
 
 /// Options of `run`.
 #[derive(Clone, Debug)]
@@ -182,6 +185,8 @@ fn io_floor(inputs: &[String], out_bytes: u64, scratch: &Path, cold: bool) -> Re
 
 struct Side {
     tool: Tool,
+    /// Row 5c's third side: our operator in the separate calls NCO needs.
+    separate: bool,
     prog: PathBuf,
     cmds: Vec<Vec<String>>,
     outs: Vec<PathBuf>,
@@ -263,6 +268,43 @@ pub fn trim_heap() {
     }
 }
 
+/// Order of the sides (given as (tool, separate)) in repeat `rep`: ours, NCO, our
+/// separate calls on even repeats, the reverse on odd ones (so ours and NCO alternate
+/// in first place, as in every row); CDO always last.
+pub fn run_order(roles: &[(Tool, bool)], rep: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..roles.len()).collect();
+    order.sort_by_key(|&i| {
+        let base = match roles[i] {
+            (Tool::Ours, false) => 0,
+            (Tool::Nco, _) => 1,
+            (Tool::Ours, true) => 2,
+            (Tool::Cdo, _) => return 9,
+        };
+        if rep % 2 == 0 {
+            base
+        } else {
+            2 - base
+        }
+    });
+    order
+}
+
+/// Row 5c's note: issue 9's targets with the measured ratios (wall).
+pub fn list_targets_note(vs_nco: Option<f64>, vs_ours: Option<f64>) -> String {
+    let part = |what: &str, target: f64, got: Option<f64>| match got {
+        Some(r) => format!(
+            ">= {target:.0}x faster than {STATIONS} separate {what}: {r:.1}x, {}",
+            if r >= target { "met" } else { "NOT met" }
+        ),
+        None => format!(">= {target:.0}x faster than {STATIONS} separate {what}: not measured"),
+    };
+    format!(
+        "issue 9 targets for list mode (wall): {}; {}",
+        part("NCO ncrcat runs", LIST_TARGET_VS_NCO, vs_nco),
+        part("runs of our ncrcat", LIST_TARGET_VS_OURS, vs_ours)
+    )
+}
+
 /// Run one row.
 pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Option<&str>) -> Row {
     let kind = plan.kind;
@@ -287,12 +329,16 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         rtol,
         atol,
         io_floor: None,
+        ours_separate: None,
+        speedup_vs_ours_separate: None,
+        cpu_speedup_vs_ours_separate: None,
+        note: None,
     };
     if let Some((c, _)) = plan.commands(
         Tool::Ours,
         kind.operator(),
         opt.threads,
-        &opt.scratch.join(&tag),
+        &opt.scratch.join(format!("{tag}_{}", Tool::Ours.label())),
     ) {
         row.command = c.first().map(|a| shell_line(a)).unwrap_or_default();
         if c.len() > 1 {
@@ -309,23 +355,51 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     let logs = opt.scratch.join("logs");
     let _ = std::fs::create_dir_all(&logs);
     let mut sides: Vec<Side> = Vec::new();
-    let make = |tool: Tool, prog: PathBuf| -> Option<Side> {
-        let prefix = opt.scratch.join(format!("{tag}_{}", tool.label()));
-        let (cmds, outs) = plan.commands(tool, &prog.to_string_lossy(), opt.threads, &prefix)?;
-        let log = logs.join(format!("{tag}_{}.log", tool.label()));
+    let make = |tool: Tool, separate: bool, prog: PathBuf| -> Option<Side> {
+        let label = if separate {
+            format!("{}_separate", tool.label())
+        } else {
+            tool.label().to_string()
+        };
+        let prefix = opt.scratch.join(format!("{tag}_{label}"));
+        let prog_s = prog.to_string_lossy();
+        let (cmds, outs) = if separate {
+            plan.separate_station_calls(&prog_s, opt.threads, &prefix)
+        } else {
+            plan.commands(tool, &prog_s, opt.threads, &prefix)?
+        };
+        let log = logs.join(format!("{tag}_{label}.log"));
         let _ = std::fs::remove_file(&log);
-        Some(Side {
+        let mut side = Side {
             tool,
+            separate,
             prog,
             cmds,
             outs,
             log,
             runs: Vec::new(),
             failed: None,
-        })
+        };
+        if kind == Kind::StationsList && tool == Tool::Ours && !separate {
+            // The list file the one call reads, beside its outputs.
+            let list = Plan::list_file(&prefix);
+            let written = plan
+                .station_list(&side.outs)
+                .map_err(|e| anyhow::anyhow!(e))
+                .and_then(|text| write_atomic(&list, &text));
+            if let Err(e) = written {
+                side.failed = Some(format!("cannot write the station list: {e:#}"));
+            }
+        }
+        Some(side)
     };
     match find_ours(kind, &opt.bin_dir) {
-        Some(p) => sides.extend(make(Tool::Ours, p)),
+        Some(p) => {
+            if kind == Kind::StationsList {
+                sides.extend(make(Tool::Ours, true, p.clone()));
+            }
+            sides.extend(make(Tool::Ours, false, p));
+        }
         None => {
             row.ours = ToolRuns::absent(
                 State::NotBuilt,
@@ -341,7 +415,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         let mut names = vec![kind.operator()];
         names.extend(kind.aliases());
         match find_program(&names, opt.nco_dir.as_deref(), &opt.bin_dir) {
-            Some(p) => sides.extend(make(Tool::Nco, p)),
+            Some(p) => sides.extend(make(Tool::Nco, false, p)),
             None => {
                 row.nco = ToolRuns::absent(
                     State::NotInstalled,
@@ -358,20 +432,17 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             row.cdo = ToolRuns::absent(State::NoEquivalent, "no CDO equivalent");
         } else {
             match find_program(&["cdo"], None, &opt.bin_dir) {
-                Some(p) => sides.extend(make(Tool::Cdo, p)),
+                Some(p) => sides.extend(make(Tool::Cdo, false, p)),
                 None => row.cdo = ToolRuns::absent(State::NotInstalled, "cdo not found on PATH"),
             }
         }
     }
     trim_heap();
-    // Alternate: ours first on even repeats, NCO first on odd ones; CDO last.
+    // Alternate: ours first on even repeats, NCO first on odd ones; CDO last. Row 5c:
+    // list mode, NCO's calls, our calls on even repeats, the reverse on odd ones.
+    let roles: Vec<(Tool, bool)> = sides.iter().map(|s| (s.tool, s.separate)).collect();
     for rep in 0..opt.repeats.max(opt.cdo_repeats) {
-        let mut order: Vec<usize> = (0..sides.len()).collect();
-        order.sort_by_key(|&i| match (sides[i].tool, rep % 2) {
-            (Tool::Ours, 0) | (Tool::Nco, 1) => 0,
-            (Tool::Cdo, _) => 2,
-            _ => 1,
-        });
+        let order = run_order(&roles, rep);
         for i in order {
             if sides[i].tool == Tool::Cdo && rep >= opt.cdo_repeats {
                 continue;
@@ -387,6 +458,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     for s in &sides {
         let tr = tool_runs(s);
         match s.tool {
+            Tool::Ours if s.separate => row.ours_separate = Some(tr),
             Tool::Ours => row.ours = tr,
             Tool::Nco => row.nco = tr,
             Tool::Cdo => row.cdo = tr,
@@ -402,39 +474,95 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     if let (Some(o), Some(c)) = (row.ours.wall(), row.cdo.wall()) {
         row.speedup_vs_cdo = Some(c / o.max(1e-9));
     }
-    // Check our outputs against NCO's.
-    let ours = sides.iter().find(|s| s.tool == Tool::Ours);
+    if let Some(sep) = &row.ours_separate {
+        if let (Some(o), Some(s)) = (row.ours.wall(), sep.wall()) {
+            row.speedup_vs_ours_separate = Some(s / o.max(1e-9));
+        }
+        if let (Some(o), Some(s)) = (cpu(&row.ours), cpu(sep)) {
+            row.cpu_speedup_vs_ours_separate = Some(s / o.max(1e-9));
+        }
+        row.note = Some(list_targets_note(
+            row.speedup_vs_nco,
+            row.speedup_vs_ours_separate,
+        ));
+    }
+    // Check our outputs against NCO's (row 5c: a few of the list outputs, and of our
+    // separate calls' outputs, against NCO's separate outputs).
+    let ours = sides.iter().find(|s| s.tool == Tool::Ours && !s.separate);
+    let ours_sep = sides.iter().find(|s| s.tool == Tool::Ours && s.separate);
     let nco = sides.iter().find(|s| s.tool == Tool::Nco);
     match (ours, nco) {
-        (Some(o), Some(n)) if o.failed.is_none() && n.failed.is_none() => {
+        (Some(o), Some(n))
+            if o.failed.is_none()
+                && n.failed.is_none()
+                && !matches!(ours_sep, Some(s) if s.failed.is_some()) =>
+        {
             let tol = Tol {
                 rtol,
                 atol,
                 atol_int,
             };
+            let exact = Tol {
+                rtol: 0.0,
+                atol: 0.0,
+                atol_int: 0.0,
+            };
+            let picked = plan.checked_outputs(o.outs.len().min(n.outs.len()));
+            // (label, ours, reference, tolerance, waivers): our outputs against NCO's;
+            // row 5c also our separate calls' against NCO's, and the list outputs
+            // against our separate calls' exactly (no waiver).
+            let mut pairs = vec![("", o, n, tol, plan.waivers())];
+            if let Some(sep) = ours_sep {
+                pairs.push(("our separate calls: ", sep, n, tol, plan.waivers()));
+                pairs.push(("list mode vs our separate calls: ", o, sep, exact, &[]));
+            }
             let mut problems = Vec::new();
-            for (a, b) in o.outs.iter().zip(&n.outs) {
-                match compare(&a.to_string_lossy(), &b.to_string_lossy(), tol) {
-                    Ok(None) => {}
-                    Ok(Some(d)) => problems.push(format!("{}: {d}", a.display())),
-                    Err(e) => problems.push(format!("{e:#}")),
-                }
-                if !problems.is_empty() {
-                    break;
+            'pairs: for (who, x, y, t, w) in pairs {
+                for &k in &picked {
+                    let (a, b) = (&x.outs[k], &y.outs[k]);
+                    let (a_s, b_s) = (a.to_string_lossy(), b.to_string_lossy());
+                    match compare(&a_s, &b_s, t, w) {
+                        Ok(None) => {}
+                        Ok(Some(d)) => problems.push(format!("{who}{}: {d}", a.display())),
+                        Err(e) => problems.push(format!("{who}{e:#}")),
+                    }
+                    if !problems.is_empty() {
+                        break 'pairs;
+                    }
                 }
             }
             if problems.is_empty() {
                 row.check = Check::Equal;
-                row.check_detail = format!(
-                    "{} output file(s) equal within rtol {rtol:e}, atol {atol:e}",
-                    o.outs.len()
-                );
+                row.check_detail = if ours_sep.is_some() {
+                    let waived: Vec<String> = plan
+                        .waivers()
+                        .iter()
+                        .map(|w| format!("{}=\"{}\"", w.attr, w.value))
+                        .collect();
+                    format!(
+                        "{} of {} list-mode outputs (numbers {:?}) and the same of our separate calls equal NCO's within rtol {rtol:e}, atol {atol:e} (NCO's {} not required: ours leaves it out on purpose), and the list-mode ones equal our separate calls' exactly",
+                        picked.len(),
+                        o.outs.len(),
+                        picked,
+                        waived.join(", ")
+                    )
+                } else {
+                    format!(
+                        "{} output file(s) equal within rtol {rtol:e}, atol {atol:e}",
+                        picked.len()
+                    )
+                };
             } else {
                 row.check = Check::Different;
                 row.check_detail = problems.join("\n");
             }
         }
         _ => row.check_detail = "not compared: needs successful runs of both nco-rs and NCO".into(),
+    }
+    if kind == Kind::StationsList && !opt.keep_outputs {
+        let _ = std::fs::remove_file(Plan::list_file(
+            &opt.scratch.join(format!("{tag}_{}", Tool::Ours.label())),
+        ));
     }
     // I/O floor: read the inputs, write an output as big as NCO's (or ours).
     if kind.has_io_floor() && opt.url.is_none() {
@@ -596,10 +724,7 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
         }
         let max_files = opt.files.max(1);
         for geo in [Geometry::Ipcc, Geometry::Stl] {
-            if opt
-                .rows
-                .iter()
-                .any(|&(k, g)| g == geo && matches!(k, Kind::Ncra | Kind::Nces))
+            if opt.rows.iter().any(|&(k, g)| g == geo && k.multi_file())
                 && !problems.iter().any(|((g, v), _)| *g == geo && *v == 0)
             {
                 if let Err(e) = make_links(&opt.data_dir, geo, max_files) {
@@ -691,4 +816,38 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
     let mut info = info;
     info.load_end = loadavg();
     Ok(Report { info, rows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_alternate_and_cdo_is_last() {
+        let two = [(Tool::Ours, false), (Tool::Nco, false), (Tool::Cdo, false)];
+        assert_eq!(run_order(&two, 0), vec![0, 1, 2]);
+        assert_eq!(run_order(&two, 1), vec![1, 0, 2]);
+        // row 5c: sides made as (separate, list, NCO)
+        let three = [(Tool::Ours, true), (Tool::Ours, false), (Tool::Nco, false)];
+        assert_eq!(run_order(&three, 0), vec![1, 2, 0]);
+        assert_eq!(run_order(&three, 1), vec![0, 2, 1]);
+        assert_eq!(run_order(&three, 2), vec![1, 2, 0]);
+        assert_eq!(run_order(&[(Tool::Nco, false)], 1), vec![0]);
+    }
+
+    #[test]
+    fn list_note_quotes_the_targets() {
+        let n = list_targets_note(Some(31.26), Some(9.5));
+        assert!(
+            n.contains(">= 20x faster than 50 separate NCO ncrcat runs: 31.3x, met"),
+            "{n}"
+        );
+        assert!(
+            n.contains(">= 10x faster than 50 separate runs of our ncrcat: 9.5x, NOT met"),
+            "{n}"
+        );
+        let n = list_targets_note(None, Some(10.0));
+        assert!(n.contains("NCO ncrcat runs: not measured"), "{n}");
+        assert!(n.contains("10.0x, met"), "{n}");
+    }
 }

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::compare::Waiver;
 use crate::gen::{dims_for, Geometry};
 
 /// Which implementation runs a command.
@@ -46,6 +47,9 @@ pub enum Kind {
     Stations,
     /// 5b. ncks with many `-d` slabs in one call.
     MultiSlab,
+    /// 5c. ncrcat `--list`: row 5a's stations cut from the multi-file inputs in one call
+    /// (ours), against 50 separate calls (NCO's, and ours for the list-mode gain).
+    StationsList,
     /// 6. ncap2 long algebraic operation.
     Ncap2,
     /// 7. ncpdq packing the file.
@@ -55,20 +59,21 @@ pub enum Kind {
 }
 
 /// All kinds in wishlist order.
-pub const ALL: [Kind; 9] = [
+pub const ALL: [Kind; 10] = [
     Kind::Ncwa,
     Kind::Ncra,
     Kind::Nces,
     Kind::Ncbo,
     Kind::Stations,
     Kind::MultiSlab,
+    Kind::StationsList,
     Kind::Ncap2,
     Kind::Pack,
     Kind::Reverse,
 ];
 
 impl Kind {
-    /// Row number as in the issue ("1".."8", with "5a"/"5b").
+    /// Row number as in the issue ("1".."8", with "5a"/"5b"/"5c").
     pub fn id(self) -> &'static str {
         match self {
             Kind::Ncwa => "1",
@@ -77,6 +82,7 @@ impl Kind {
             Kind::Ncbo => "4",
             Kind::Stations => "5a",
             Kind::MultiSlab => "5b",
+            Kind::StationsList => "5c",
             Kind::Ncap2 => "6",
             Kind::Pack => "7",
             Kind::Reverse => "8",
@@ -91,6 +97,7 @@ impl Kind {
             Kind::Nces => "nces",
             Kind::Ncbo => "ncbo",
             Kind::Stations | Kind::MultiSlab => "ncks",
+            Kind::StationsList => "ncrcat",
             Kind::Ncap2 => "ncap2",
             Kind::Pack | Kind::Reverse => "ncpdq",
         }
@@ -114,19 +121,25 @@ impl Kind {
             Kind::Ncbo => "ncbo difference two files".into(),
             Kind::Stations => format!("ncks {STATIONS} station points ({STATIONS} calls)"),
             Kind::MultiSlab => "ncks multi-slab, one call, 16 -d slabs".into(),
+            Kind::StationsList => {
+                format!(
+                    "ncrcat --list {STATIONS} stations from {files} files (1 call vs {STATIONS})"
+                )
+            }
             Kind::Ncap2 => "ncap2 long algebra (5 statements)".into(),
             Kind::Pack => "ncpdq pack the file (-P all_new)".into(),
             Kind::Reverse => "ncpdq reverse all dimensions".into(),
         }
     }
 
-    /// Parse `1`, `5a`, `ncwa`, `stations`, ... .
+    /// Parse `1`, `5a`, `5c`, `ncwa`, `stations`, `list`, ... .
     pub fn parse(s: &str) -> Option<Kind> {
         ALL.iter().copied().find(|k| {
             k.id() == s
                 || match k {
                     Kind::Stations => s == "stations" || s == "5",
                     Kind::MultiSlab => s == "multislab" || s == "slabs",
+                    Kind::StationsList => s == "list" || s == "stations-list" || s == "ncrcat",
                     Kind::Pack => s == "pack",
                     Kind::Reverse => s == "reverse" || s == "rev",
                     Kind::Nces => s == "nces" || s == "ncea",
@@ -144,19 +157,70 @@ impl Kind {
         }
     }
 
-    /// Whether the operation makes sense on `geo` (ncra needs a record dimension).
+    /// Whether the operation makes sense on `geo` (ncra and ncrcat need a record
+    /// dimension).
     pub fn applies_to(self, geo: Geometry) -> bool {
-        !(self == Kind::Ncra && geo == Geometry::Stl)
+        !(matches!(self, Kind::Ncra | Kind::StationsList) && geo == Geometry::Stl)
     }
 
     /// Whether an I/O floor (read all inputs + write the output) is meaningful.
     pub fn has_io_floor(self) -> bool {
-        !matches!(self, Kind::Stations | Kind::MultiSlab)
+        !matches!(self, Kind::Stations | Kind::MultiSlab | Kind::StationsList)
+    }
+
+    /// Whether the row reads the `<stem>_NN.nc` links of the multi-file rows.
+    pub fn multi_file(self) -> bool {
+        matches!(self, Kind::Ncra | Kind::Nces | Kind::StationsList)
     }
 }
 
-/// Number of station points of row 5a.
+/// Number of station points of rows 5a and 5c.
 pub const STATIONS: usize = 50;
+
+/// Row 5c outputs compared with NCO's (spread over the list: first, middle, last).
+pub const LIST_CHECKED: usize = 3;
+
+/// Issue 9's targets for row 5c: list mode at least this much faster (wall) than 50
+/// separate NCO ncrcat runs ...
+pub const LIST_TARGET_VS_NCO: f64 = 20.0;
+/// ... and than 50 separate runs of our own ncrcat.
+pub const LIST_TARGET_VS_OURS: f64 = 10.0;
+
+/// `k` indices spread evenly over `0..n` (first and last included), all of them when
+/// `k >= n`.
+pub fn spread(n: usize, k: usize) -> Vec<usize> {
+    if k >= n {
+        return (0..n).collect();
+    }
+    match k {
+        0 => Vec::new(),
+        1 => vec![0],
+        _ => (0..k).map(|i| i * (n - 1) / (k - 1)).collect(),
+    }
+}
+
+/// One word of a station list line: quoted when it holds blanks or quotes. A `#`
+/// (comment) or both kinds of quote cannot be written.
+pub fn list_word(w: &str) -> Result<String, String> {
+    if w.contains('#') {
+        return Err(format!(
+            "'{w}' holds '#', which starts a comment in a station list"
+        ));
+    }
+    let plain = !w.is_empty()
+        && !w
+            .chars()
+            .any(|c| c.is_whitespace() || c == '\'' || c == '"');
+    if plain {
+        Ok(w.to_string())
+    } else if !w.contains('"') {
+        Ok(format!("\"{w}\""))
+    } else if !w.contains('\'') {
+        Ok(format!("'{w}'"))
+    } else {
+        Err(format!("'{w}' holds both kinds of quote"))
+    }
+}
 
 /// Where inputs come from.
 #[derive(Clone, Debug)]
@@ -207,7 +271,7 @@ impl Plan {
         let inputs = match kind {
             // Local: links `<stem>_NN.nc` (distinct names, as NCO's benchmark); remote:
             // the same URL `files` times.
-            Kind::Ncra | Kind::Nces => match src {
+            Kind::Ncra | Kind::Nces | Kind::StationsList => match src {
                 Source::Dir(_) => member_names(geo, files)
                     .iter()
                     .map(|n| src.locate(n))
@@ -243,6 +307,77 @@ impl Plan {
                 (y, x)
             })
             .collect()
+    }
+
+    /// The station list of row 5c (many-files form): one line `-d lat,Y -d lon,X out_k`
+    /// per station of [`Plan::stations`], `outs[k]` being station k's output.
+    pub fn station_list(&self, outs: &[PathBuf]) -> Result<String, String> {
+        let mut text = format!(
+            "# nco-bench row 5c: {} stations, one output each\n",
+            outs.len()
+        );
+        for ((y, x), o) in self.stations().into_iter().zip(outs) {
+            text.push_str(&format!(
+                "-d lat,{y} -d lon,{x} {}\n",
+                list_word(&o.to_string_lossy())?
+            ));
+        }
+        Ok(text)
+    }
+
+    /// Where row 5c's station list goes, beside the outputs with prefix `out`.
+    pub fn list_file(out: &Path) -> PathBuf {
+        PathBuf::from(format!("{}_stations.txt", out.display()))
+    }
+
+    /// Output files `<out>_00.nc` ... of the station rows.
+    fn station_outputs(out: &Path) -> Vec<PathBuf> {
+        (0..STATIONS)
+            .map(|i| PathBuf::from(format!("{}_{i:02}.nc", out.display())))
+            .collect()
+    }
+
+    /// The separate calls of the station rows, one per station: `prog -O [-t N] -d
+    /// lat,Y -d lon,X <inputs> out_k` (row 5a: ncks on one file; row 5c: ncrcat on the
+    /// multi-file inputs, for NCO and for our own separate-call baseline).
+    pub fn separate_station_calls(
+        &self,
+        prog: &str,
+        threads: Option<usize>,
+        out: &Path,
+    ) -> (Vec<Vec<String>>, Vec<PathBuf>) {
+        let outs = Self::station_outputs(out);
+        let cmds = self
+            .stations()
+            .into_iter()
+            .zip(&outs)
+            .map(|((y, x), o)| {
+                let mut a = vec![prog.to_string(), "-O".to_string()];
+                if let Some(t) = threads {
+                    a.push("-t".into());
+                    a.push(t.to_string());
+                }
+                a.extend([
+                    "-d".to_string(),
+                    format!("lat,{y}"),
+                    "-d".to_string(),
+                    format!("lon,{x}"),
+                ]);
+                a.extend(self.inputs.iter().cloned());
+                a.push(o.to_string_lossy().into_owned());
+                a
+            })
+            .collect();
+        (cmds, outs)
+    }
+
+    /// Indices of the outputs compared with NCO's: all of them, but only
+    /// [`LIST_CHECKED`] spread over the list for row 5c.
+    pub fn checked_outputs(&self, n: usize) -> Vec<usize> {
+        match self.kind {
+            Kind::StationsList => spread(n, LIST_CHECKED),
+            _ => (0..n).collect(),
+        }
     }
 
     /// The `-d` arguments of the multi-slab row: 8 disjoint ascending slabs on each of
@@ -329,7 +464,7 @@ impl Plan {
         let ins = self.inputs.clone();
         let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
         match (tool, self.kind) {
-            (Tool::Cdo, Kind::Ncwa | Kind::MultiSlab | Kind::Reverse) => None,
+            (Tool::Cdo, Kind::Ncwa | Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
             (Tool::Cdo, Kind::Ncra) => {
                 // `cdo timmean -cat [ f1 f2 ... ] out`: the mean over all records of all files.
                 let mut r = vec![s("timmean"), s("-cat"), s("[")];
@@ -375,25 +510,17 @@ impl Plan {
                 one(r)
             }
             (_, Kind::Ncbo) => one(vec![s("--op_typ=sbt"), ins[0].clone(), ins[1].clone(), os]),
-            (_, Kind::Stations) => {
-                let mut cmds = Vec::new();
-                let mut outs = Vec::new();
-                for (i, (y, x)) in self.stations().into_iter().enumerate() {
-                    let oi = outp(&format!("_{i:02}"));
-                    cmds.push(with(
-                        head.clone(),
-                        vec![
-                            s("-d"),
-                            format!("lat,{y}"),
-                            s("-d"),
-                            format!("lon,{x}"),
-                            ins[0].clone(),
-                            oi.to_string_lossy().into_owned(),
-                        ],
-                    ));
-                    outs.push(oi);
-                }
-                Some((cmds, outs))
+            (_, Kind::Stations) | (Tool::Nco, Kind::StationsList) => {
+                Some(self.separate_station_calls(prog, threads, out))
+            }
+            (_, Kind::StationsList) => {
+                // Ours: one call; the list file (Plan::station_list) names the outputs.
+                let mut r = vec![
+                    s("--list"),
+                    Self::list_file(out).to_string_lossy().into_owned(),
+                ];
+                r.extend(ins);
+                Some((vec![with(head.clone(), r)], Self::station_outputs(out)))
             }
             (_, Kind::MultiSlab) => {
                 let mut r = self.multislab_args();
@@ -416,6 +543,19 @@ impl Plan {
                 };
                 one(vec![s("-a"), s(spec), ins[0].clone(), os])
             }
+        }
+    }
+
+    /// Attributes NCO writes and we leave out on purpose (root README, compatibility
+    /// notes): NCO's ncrcat claims `cell_methods = "time: mean"` on concatenated
+    /// variables; ours does not (concatenation is not a mean).
+    pub fn waivers(&self) -> &'static [Waiver] {
+        match self.kind {
+            Kind::StationsList => &[Waiver {
+                attr: "cell_methods",
+                value: "time: mean",
+            }],
+            _ => &[],
         }
     }
 
@@ -458,6 +598,128 @@ mod tests {
         assert_eq!(Kind::parse("8"), Some(Kind::Reverse));
         assert_eq!(Kind::parse("ncwa"), Some(Kind::Ncwa));
         assert_eq!(Kind::parse("nope"), None);
+        assert_eq!(Kind::parse("5c"), Some(Kind::StationsList));
+        assert_eq!(Kind::parse("list"), Some(Kind::StationsList));
+        assert_eq!(Kind::parse("ncrcat"), Some(Kind::StationsList));
+        assert_eq!(Kind::parse("5"), Some(Kind::Stations));
+        assert_eq!(Kind::StationsList.id(), "5c");
+        assert_eq!(Kind::StationsList.operator(), "ncrcat");
+        assert!(Kind::StationsList.multi_file());
+        assert!(!Kind::StationsList.has_io_floor());
+        assert!(!Kind::StationsList.applies_to(Geometry::Stl));
+        assert!(Kind::StationsList.applies_to(Geometry::Ipcc));
+        // ids are unique, so --only 5c picks exactly one row
+        let ids: std::collections::BTreeSet<&str> = ALL.iter().map(|k| k.id()).collect();
+        assert_eq!(ids.len(), ALL.len());
+    }
+
+    #[test]
+    fn list_row_one_call_for_us_fifty_for_nco_same_stations_as_5a() {
+        let p = plan(Kind::StationsList);
+        assert_eq!(p.inputs.len(), 4);
+        assert_eq!(p.inputs[3], "/d/ipcc_dly_T85_03.nc");
+        assert_eq!(p.stations(), plan(Kind::Stations).stations());
+        let (ours, outs) = p
+            .commands(Tool::Ours, "/b/ncrcat", None, Path::new("/s/o"))
+            .unwrap();
+        assert_eq!(ours.len(), 1);
+        assert_eq!(
+            ours[0],
+            [
+                "/b/ncrcat",
+                "-O",
+                "--list",
+                "/s/o_stations.txt",
+                "/d/ipcc_dly_T85_00.nc",
+                "/d/ipcc_dly_T85_01.nc",
+                "/d/ipcc_dly_T85_02.nc",
+                "/d/ipcc_dly_T85_03.nc",
+            ]
+        );
+        assert_eq!(outs.len(), 50);
+        assert_eq!(outs[7], PathBuf::from("/s/o_07.nc"));
+        let (nco, nouts) = p
+            .commands(Tool::Nco, "ncrcat", Some(2), Path::new("/s/n"))
+            .unwrap();
+        assert_eq!(nco.len(), 50);
+        assert_eq!(nouts.len(), 50);
+        let (y, x) = p.stations()[7];
+        assert_eq!(
+            nco[7],
+            [
+                "ncrcat".to_string(),
+                "-O".into(),
+                "-t".into(),
+                "2".into(),
+                "-d".into(),
+                format!("lat,{y}"),
+                "-d".into(),
+                format!("lon,{x}"),
+                "/d/ipcc_dly_T85_00.nc".into(),
+                "/d/ipcc_dly_T85_01.nc".into(),
+                "/d/ipcc_dly_T85_02.nc".into(),
+                "/d/ipcc_dly_T85_03.nc".into(),
+                "/s/n_07.nc".into(),
+            ]
+        );
+        // our separate baseline: the same calls with our program
+        let (sep, _) = p.separate_station_calls("/b/ncrcat", Some(2), Path::new("/s/n"));
+        assert_eq!(sep[7][1..], nco[7][1..]);
+        assert!(p
+            .commands(Tool::Cdo, "cdo", None, Path::new("/o"))
+            .is_none());
+        assert_eq!(p.checked_outputs(50), vec![0, 24, 49]);
+        assert_eq!(plan(Kind::Stations).checked_outputs(50).len(), 50);
+        assert_eq!(p.waivers()[0].attr, "cell_methods");
+        assert!(plan(Kind::Ncra).waivers().is_empty());
+    }
+
+    #[test]
+    fn station_list_file_parses_back_to_the_stations() {
+        let p = plan(Kind::StationsList);
+        let (_, outs) = p
+            .commands(Tool::Ours, "ncrcat", None, Path::new("/scr atch/o"))
+            .unwrap();
+        assert_eq!(
+            Plan::list_file(Path::new("/scr atch/o")),
+            PathBuf::from("/scr atch/o_stations.txt")
+        );
+        let text = p.station_list(&outs).unwrap();
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 50);
+        let (y, x) = p.stations()[0];
+        let first = text.lines().nth(1).unwrap();
+        assert_eq!(
+            first,
+            format!("-d lat,{y} -d lon,{x} \"/scr atch/o_00.nc\"")
+        );
+        // what ncrcat --list reads: 50 stations, lat and lon indices, our outputs
+        let parsed = nco_core::stations::parse_list(&text).unwrap();
+        assert_eq!(parsed.len(), 50);
+        for (k, st) in parsed.iter().enumerate() {
+            let (y, x) = p.stations()[k];
+            assert_eq!(st.target, outs[k].to_string_lossy());
+            assert_eq!(st.specs.len(), 2);
+            assert_eq!(st.specs[0].text, format!("lat,{y}"));
+            assert_eq!(st.specs[1].text, format!("lon,{x}"));
+            assert!(st.vars.is_none());
+        }
+        assert!(p.station_list(&[PathBuf::from("/a#b/o.nc")]).is_err());
+    }
+
+    #[test]
+    fn list_words_and_spread() {
+        assert_eq!(list_word("/a/b.nc").unwrap(), "/a/b.nc");
+        assert_eq!(list_word("/a b/c.nc").unwrap(), "\"/a b/c.nc\"");
+        assert_eq!(list_word("it's").unwrap(), "\"it's\"");
+        assert_eq!(list_word("say \"x\"").unwrap(), "'say \"x\"'");
+        assert!(list_word("a'b\"c").is_err());
+        assert!(list_word("a#b").is_err());
+        assert_eq!(list_word("").unwrap(), "\"\"");
+        assert_eq!(spread(50, 3), vec![0, 24, 49]);
+        assert_eq!(spread(2, 3), vec![0, 1]);
+        assert_eq!(spread(10, 1), vec![0]);
+        assert_eq!(spread(10, 0), Vec::<usize>::new());
+        assert_eq!(spread(10, 2), vec![0, 9]);
     }
 
     #[test]
