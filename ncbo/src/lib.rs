@@ -13,7 +13,7 @@ use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith;
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
@@ -30,21 +30,9 @@ use nco_core::{Error, Result};
     after_help = "Examples:\n  ncbo -y sbt run.nc ctl.nc diff.nc          difference (ncdiff run.nc ctl.nc diff.nc)\n  ncbo -y dvd a.nc clim.nc ratio.nc          clim.nc may lack the record dimension"
 )]
 pub struct Cli {
-    /// First input, second input, then the output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Operation: sbt (default), add, mlt, dvd, or + - * / and NCO's synonyms
     #[arg(
         short = 'y',
@@ -93,16 +81,17 @@ fn named_dims(m: &Meta, v: usize, sel: &Selection) -> Vec<(String, usize)> {
 /// Errors: variables missing from the second file, non-conformable shapes, differing
 /// record lengths (each naming the variable), bad options, I/O errors.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
     let op = match &cli.op {
         Some(s) => BinOp::parse(s)?,
         None => op_of_program(prog),
     };
-    let specs = cli.slab.specs()?;
-    let mut files = cli.files.clone();
-    if let Some(o) = &cli.common.output {
+    let specs = cli.std.slab.specs()?;
+    let mut files = cli.std.files.clone();
+    if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
     }
     if files.len() != 3 {
@@ -112,29 +101,41 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         )));
     }
     let out_path = files[2].clone();
-    let existing =
-        output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?;
+    let existing = output::resolve_existing(
+        prog,
+        &out_path,
+        cli.std.common.overwrite,
+        cli.std.common.append,
+    )?;
     if existing == Existing::Append {
         return Err(Error::option(
             "-A",
             format!("appending is not supported by {prog}; use -O"),
         ));
     }
-    let a = Dataset::open(&cli::with_prefix(cli.common.path.as_deref(), &files[0]))?;
-    let b = Dataset::open(&cli::with_prefix(cli.common.path.as_deref(), &files[1]))?;
+    let a = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[0]))?;
+    let b = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[1]))?;
     let (am, bm) = (a.meta(), b.meta());
-    let sel_a = hyperslab::resolve(am, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
-        a.read_all(v)
-    })?;
+    let sel_a = hyperslab::resolve(
+        am,
+        &specs,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| a.read_all(v),
+    )?;
     let specs_b: Vec<_> = specs
         .iter()
         .filter(|s| bm.dim_id(&s.dim).is_some())
         .cloned()
         .collect();
-    let sel_b = hyperslab::resolve(bm, &specs_b, cli.slab.fortran, cli.slab.user_order, &|v| {
-        b.read_all(v)
-    })?;
-    let vars = nco_core::select::select(am, &cli.select.select_args())?;
+    let sel_b = hyperslab::resolve(
+        bm,
+        &specs_b,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| b.read_all(v),
+    )?;
+    let vars = nco_core::select::select(am, &cli.std.select.select_args())?;
     // Which variables are computed, and which operand is the larger.
     struct Job {
         out: usize,
@@ -146,10 +147,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let mut jobs = Vec::new();
     let storage = StorageArgs {
-        deflate: cli.format.deflate,
-        chunk: cli.format.chunk.clone(),
+        deflate: cli.std.format.deflate,
+        chunk: cli.std.format.chunk.clone(),
     };
-    let format = cli.format.format()?.unwrap_or(am.format);
+    let format = cli.std.format.format()?.unwrap_or(am.format);
     extract::warn_storage_on_classic(prog, format, &storage);
     let plan = extract::plan(
         am,
@@ -242,12 +243,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         meta.vars[j.out] = pa.out.clone();
         procs.push((pa, pb));
     }
-    if !cli.common.no_history {
+    if !cli.std.common.no_history {
         output::stamp_history(&mut meta, &argv);
     }
-    arith::stamp_threads(&mut meta, cli.common.threads);
+    arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     // Copied variables first, then each computed one streamed in blocks of rows of its
     // larger operand (the smaller, broadcast one is read whole), computed in parallel.
     let computed: Vec<bool> = (0..vars.len())

@@ -16,7 +16,7 @@
 use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::OutFile;
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
@@ -35,21 +35,9 @@ use nco_core::{Error, Result};
     after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'"
 )]
 pub struct Cli {
-    /// Input files, then the output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Statistic (nces): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
     #[arg(
         short = 'y',
@@ -96,23 +84,24 @@ pub fn command() -> clap::Command {
 /// Errors: a missing member file, members whose variables differ in shape or type
 /// (naming the file and variable), bad options.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
     let concat = prog == "ncecat";
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.slab.specs()?;
+    let specs = cli.std.slab.specs()?;
     let inputs = multifile::inputs(
-        &cli.files,
-        cli.common.output.as_deref(),
-        cli.common.path.as_deref(),
+        &cli.std.files,
+        cli.std.common.output.as_deref(),
+        cli.std.common.path.as_deref(),
         cli.nintap.as_deref(),
     )?;
     let existing = output::resolve_existing(
         prog,
         &inputs.output,
-        cli.common.overwrite,
-        cli.common.append,
+        cli.std.common.overwrite,
+        cli.std.common.append,
     )?;
     if existing == Existing::Append {
         return Err(Error::option(
@@ -122,10 +111,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
-    let sel = hyperslab::resolve(first, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
-        sets[0].read_all(v)
-    })?;
-    let vars = nco_core::select::select(first, &cli.select.select_args())?;
+    let sel = hyperslab::resolve(
+        first,
+        &specs,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| sets[0].read_all(v),
+    )?;
+    let vars = nco_core::select::select(first, &cli.std.select.select_args())?;
     // Members must agree on every selected variable's type and shape.
     for ds in &sets[1..] {
         let m = ds.meta();
@@ -154,10 +147,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     }
     let storage = StorageArgs {
-        deflate: cli.format.deflate,
-        chunk: cli.format.chunk.clone(),
+        deflate: cli.std.format.deflate,
+        chunk: cli.std.format.chunk.clone(),
     };
-    let format = cli.format.format()?.unwrap_or(first.format);
+    let format = cli.std.format.format()?.unwrap_or(first.format);
     extract::warn_storage_on_classic(prog, format, &storage);
     let rec_change = if concat {
         RecordChange {
@@ -215,15 +208,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             procs[o] = Some(pv);
         }
     }
-    if !cli.common.no_history {
+    if !cli.std.common.no_history {
         output::stamp_history(&mut meta, &argv);
     }
     if !cli.no_file_list {
         multifile::stamp_input_list(&mut meta, &inputs);
     }
-    arith::stamp_threads(&mut meta, cli.common.threads);
+    arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&inputs.output, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     let pb = nco_core::progress::bar(vars.len() as u64, prog);
     if concat {
         for (o, &v) in vars.iter().enumerate() {

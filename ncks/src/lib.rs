@@ -12,7 +12,7 @@ use std::path::Path;
 
 use clap::{CommandFactory, Parser};
 use nco_core::cfmt::{unescape, CFormat};
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, AppendSource, RecordChange, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
@@ -29,21 +29,9 @@ use print::{PrintOptions, Style};
     after_help = "Examples:\n  ncks -v T -d lat,-30.,30. in.nc out.nc   extract T between 30S and 30N\n  ncks -H --trd -v lev in.nc                 print lev's values\n  ncks -O -4 -L 1 in.nc out.nc               convert to compressed netCDF-4"
 )]
 pub struct Cli {
-    /// Input file, then the optional output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Print data
     #[arg(short = 'H', long = "data", visible_alias = "hieronymus")]
     pub print_data: bool,
@@ -119,12 +107,13 @@ pub fn command() -> clap::Command {
 /// Errors: every failure, already worded for the user (missing input, bad option,
 /// unknown variable or dimension, unwritable output...).
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
-    let specs = cli.slab.specs()?;
-    let mut files = cli.files.clone();
-    if let Some(o) = &cli.common.output {
+    let specs = cli.std.slab.specs()?;
+    let mut files = cli.std.files.clone();
+    if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
     }
     let (input, output) = match files.len() {
@@ -141,7 +130,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             )))
         }
     };
-    let input = cli::with_prefix(cli.common.path.as_deref(), &input);
+    let input = cli::with_prefix(cli.std.common.path.as_deref(), &input);
     if let Some(list) = &cli.list {
         return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
     }
@@ -153,7 +142,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let ds = Dataset::open(&input)?;
     let meta = ds.meta();
-    let mut sel_args = cli.select.select_args();
+    let mut sel_args = cli.std.select.select_args();
     if cli.print_all {
         sel_args.no_coords = true;
     }
@@ -161,9 +150,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if cli.no_alphabetize {
         vars.sort_unstable();
     }
-    let sel = hyperslab::resolve(meta, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
-        ds.read_all(v)
-    })?;
+    let sel = hyperslab::resolve(
+        meta,
+        &specs,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| ds.read_all(v),
+    )?;
     match output {
         Some(out) => write_output(prog, &argv, &cli, &ds, &vars, &sel, &out)?.commit(),
         None => print_file(&cli, &ds, &vars, &sel, &input),
@@ -189,7 +182,9 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
         data: cli.print_data || cli.print_all || all,
         var_meta: cli.print_var_meta || cli.print_all || all,
         // Global metadata by default only when the whole file is printed (NCO 5).
-        global_meta: cli.print_global_meta || cli.print_all || (all && cli.select.vars.is_none()),
+        global_meta: cli.print_global_meta
+            || cli.print_all
+            || (all && cli.std.select.vars.is_none()),
         units: cli.units || cli.print_all || all,
         format,
         no_blank: cli.no_blank,
@@ -200,7 +195,7 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    if cli.common.quiet {
+    if cli.std.common.quiet {
         return Ok(());
     }
     let stdout = std::io::stdout();
@@ -218,11 +213,12 @@ fn write_output(
     sel: &Selection,
     out: &str,
 ) -> Result<TempOutput> {
-    let existing = output::resolve_existing(prog, out, cli.common.overwrite, cli.common.append)?;
+    let existing =
+        output::resolve_existing(prog, out, cli.std.common.overwrite, cli.std.common.append)?;
     let in_meta = ds.meta();
     let storage = StorageArgs {
-        deflate: cli.format.deflate,
-        chunk: cli.format.chunk.clone(),
+        deflate: cli.std.format.deflate,
+        chunk: cli.std.format.chunk.clone(),
     };
     let rec = RecordChange {
         fix: cli.fix_rec_dmn.clone(),
@@ -233,7 +229,7 @@ fn write_output(
     } else {
         None
     };
-    let format = match (&appended, cli.format.format()?) {
+    let format = match (&appended, cli.std.format.format()?) {
         (Some(a), _) => a.meta().format,
         (None, Some(f)) => f,
         (None, None) => in_meta.format,
@@ -241,11 +237,11 @@ fn write_output(
     extract::warn_storage_on_classic(prog, format, &storage);
     let plan = extract::plan(in_meta, vars, sel, format, &rec, &storage)?;
     let tmp = TempOutput::new(out, prog)?;
-    let hdr_pad = cli.format.hdr_pad.unwrap_or(0);
+    let hdr_pad = cli.std.format.hdr_pad.unwrap_or(0);
     match &appended {
         None => {
             let mut meta = plan.meta.clone();
-            if !cli.common.no_history {
+            if !cli.std.common.no_history {
                 output::stamp_history(&mut meta, argv);
             }
             let mut of = OutFile::create(tmp.path(), &meta, hdr_pad)?;
@@ -254,7 +250,7 @@ fn write_output(
         }
         Some(old) => {
             let (mut meta, sources) = extract::merge_append(old.meta(), &plan.meta)?;
-            if !cli.common.no_history {
+            if !cli.std.common.no_history {
                 output::stamp_history(&mut meta, argv);
             }
             let mut of = OutFile::create(tmp.path(), &meta, hdr_pad)?;
@@ -303,8 +299,8 @@ fn run_list(
         let sel = hyperslab::resolve(
             meta,
             &merged,
-            cli.slab.fortran,
-            cli.slab.user_order,
+            cli.std.slab.fortran,
+            cli.std.slab.user_order,
             &read_all,
         )
         .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
@@ -315,7 +311,7 @@ fn run_list(
             // Many files: each station's output goes through the ordinary extraction.
             let mut done = Vec::with_capacity(stations_list.len());
             for (st, sel) in stations_list.iter().zip(&selections) {
-                let mut sa = cli.select.select_args();
+                let mut sa = cli.std.select.select_args();
                 if let Some(v) = &st.vars {
                     sa.vars = nco_core::select::split_list(v);
                 }
@@ -331,13 +327,13 @@ fn run_list(
             Ok(())
         }
         Some(out) => {
-            output::resolve_existing(prog, out, cli.common.overwrite, cli.common.append)?;
-            let vars = nco_core::select::select(meta, &cli.select.select_args())?;
+            output::resolve_existing(prog, out, cli.std.common.overwrite, cli.std.common.append)?;
+            let vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
             let base = hyperslab::resolve(
                 meta,
                 specs,
-                cli.slab.fortran,
-                cli.slab.user_order,
+                cli.std.slab.fortran,
+                cli.std.slab.user_order,
                 &read_all,
             )?;
             let mut plan = stations::plan_station_form(
@@ -348,12 +344,13 @@ fn run_list(
                 selections,
                 &cli.station_dim,
             )?;
-            plan.meta.format = cli.format.format()?.unwrap_or(meta.format);
-            if !cli.common.no_history {
+            plan.meta.format = cli.std.format.format()?.unwrap_or(meta.format);
+            if !cli.std.common.no_history {
                 output::stamp_history(&mut plan.meta, argv);
             }
             let tmp = TempOutput::new(out, prog)?;
-            let mut of = OutFile::create(tmp.path(), &plan.meta, cli.format.hdr_pad.unwrap_or(0))?;
+            let mut of =
+                OutFile::create(tmp.path(), &plan.meta, cli.std.format.hdr_pad.unwrap_or(0))?;
             let read = |v: usize, idx: &[Vec<usize>]| ds.read(v, idx);
             stations::write_station_form(&plan, &stations_list, meta, &base, &read, &mut of)?;
             of.finish()?;

@@ -89,6 +89,27 @@ pub struct CommonArgs {
     pub help: Option<bool>,
 }
 
+/// Everything an operator's command line shares: the files and the common, selection,
+/// hyperslab and format options, flattened into each operator's parser.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OperatorArgs {
+    /// Input file(s), then the output file (ncks: the output is optional: without it, print)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub select: VarArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub slab: SlabArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub format: FormatArgs,
+}
+
 /// Variable selection options (`-v -x -C -c`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct VarArgs {

@@ -13,7 +13,7 @@ use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith;
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
@@ -31,21 +31,9 @@ use nco_core::{Error, Result};
     after_help = "Examples:\n  ncpdq -a lat,lon,time in.nc out.nc         make time the innermost dimension\n  ncpdq -a -lat in.nc out.nc                 reverse latitudes\n  ncpdq -P all_new -M flt_sht in.nc out.nc   pack floats into shorts\n  ncpdq -U in.nc out.nc                      unpack"
 )]
 pub struct Cli {
-    /// Input file, then the output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Dimension order, e.g. lat,lon,time; a leading - reverses a dimension (-lat)
     #[arg(short = 'a', long = "arrange", visible_aliases = ["permute", "reorder", "rdr"], value_name = "DIMS", allow_hyphen_values = true)]
     pub arrange: Option<String>,
@@ -179,7 +167,8 @@ impl PackMap {
 /// permutation that would put the record dimension inside a variable of a format that
 /// allows one record dimension, I/O errors.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
     let policy = if cli.unpack || prog == "ncunpack" {
@@ -195,9 +184,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .map
         .as_deref()
         .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
-    let specs = cli.slab.specs()?;
-    let mut files = cli.files.clone();
-    if let Some(o) = &cli.common.output {
+    let specs = cli.std.slab.specs()?;
+    let mut files = cli.std.files.clone();
+    if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
     }
     if files.len() != 2 {
@@ -207,15 +196,19 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         )));
     }
     let out_path = files[1].clone();
-    let existing =
-        output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?;
+    let existing = output::resolve_existing(
+        prog,
+        &out_path,
+        cli.std.common.overwrite,
+        cli.std.common.append,
+    )?;
     if existing == Existing::Append {
         return Err(Error::option(
             "-A",
             format!("appending is not supported by {prog}; use -O"),
         ));
     }
-    let ds = Dataset::open(&cli::with_prefix(cli.common.path.as_deref(), &files[0]))?;
+    let ds = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[0]))?;
     let m = ds.meta();
     // -a list.
     let mut order: Vec<(usize, bool)> = Vec::new();
@@ -243,10 +236,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let reversed: Vec<bool> = (0..m.dims.len())
         .map(|d| order.iter().any(|&(x, r)| x == d && r))
         .collect();
-    let sel = hyperslab::resolve(m, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
-        ds.read_all(v)
-    })?;
-    let vars = nco_core::select::select(m, &cli.select.select_args())?;
+    let sel = hyperslab::resolve(
+        m,
+        &specs,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| ds.read_all(v),
+    )?;
+    let vars = nco_core::select::select(m, &cli.std.select.select_args())?;
     // New record dimension.
     let old_rec = m.record_dim();
     let listed: Vec<usize> = order.iter().map(|x| x.0).collect();
@@ -262,10 +259,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         _ => RecordChange::default(),
     };
     let storage = StorageArgs {
-        deflate: cli.format.deflate,
-        chunk: cli.format.chunk.clone(),
+        deflate: cli.std.format.deflate,
+        chunk: cli.std.format.chunk.clone(),
     };
-    let format = cli.format.format()?.unwrap_or(m.format);
+    let format = cli.std.format.format()?.unwrap_or(m.format);
     extract::warn_storage_on_classic(prog, format, &storage);
     let plan = extract::plan(m, &vars, &sel, format, &rec_change, &storage)?;
     let mut meta = plan.meta.clone();
@@ -416,12 +413,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
         }
     }
-    if !cli.common.no_history {
+    if !cli.std.common.no_history {
         output::stamp_history(&mut meta, &argv);
     }
-    arith::stamp_threads(&mut meta, cli.common.threads);
+    arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     // Pass 2: units of work, computed in parallel windows and written in order. A
     // variable kept in its dimension order is cut into 4 MiB blocks of rows (bounded
     // memory, no page-fault storm); a permuted one is one unit (it needs all of it).

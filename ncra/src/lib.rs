@@ -16,7 +16,7 @@
 use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
@@ -34,21 +34,9 @@ use nco_core::{Error, Result};
     after_help = "Examples:\n  ncra jan.nc feb.nc mar.nc q1.nc           mean over all records\n  ncrcat -d time,0,,2 a.nc b.nc out.nc       every other record of both files\n  ls *.nc | ncra -O out.nc                   file names from standard input"
 )]
 pub struct Cli {
-    /// Input files, then the output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Statistic (ncra): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
     #[arg(
         short = 'y',
@@ -127,35 +115,37 @@ enum Weights {
 /// disagree, a record hyperslab that selects nothing, an input without a record
 /// dimension, bad options.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.slab.specs()?;
+    let specs = cli.std.slab.specs()?;
     let list_mode = cli.list.is_some();
     let inputs = if list_mode {
         // With --list every positional argument is an input; -o names the one output
         // of the station form.
         let files: Vec<String> = cli
+            .std
             .files
             .iter()
-            .map(|f| cli::with_prefix(cli.common.path.as_deref(), f))
+            .map(|f| cli::with_prefix(cli.std.common.path.as_deref(), f))
             .collect();
         if files.is_empty() {
             return Err(Error::msg("no input files given"));
         }
         multifile::Inputs {
             files,
-            output: cli.common.output.clone().unwrap_or_default(),
+            output: cli.std.common.output.clone().unwrap_or_default(),
             from_stdin: false,
         }
     } else {
         multifile::inputs(
-            &cli.files,
-            cli.common.output.as_deref(),
-            cli.common.path.as_deref(),
+            &cli.std.files,
+            cli.std.common.output.as_deref(),
+            cli.std.common.path.as_deref(),
             cli.nintap.as_deref(),
         )?
     };
@@ -238,8 +228,8 @@ fn process(
     let existing = output::resolve_existing(
         prog,
         out_path,
-        cli.common.overwrite || cli.rec_apn,
-        cli.common.append,
+        cli.std.common.overwrite || cli.rec_apn,
+        cli.std.common.append,
     )?;
     if existing == Existing::Append {
         return Err(Error::option(
@@ -276,7 +266,7 @@ fn process(
         let units = m.var(&rec_name).and_then(|v| v.attr_text("units"));
         per_file.push((m.dims[d].len, coord, units));
     }
-    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.slab.fortran)?;
+    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.std.slab.fortran)?;
     let fixed_specs: Vec<_> = specs
         .iter()
         .filter(|s| s.dim != rec_name)
@@ -285,11 +275,11 @@ fn process(
     let sel = hyperslab::resolve(
         first,
         &fixed_specs,
-        cli.slab.fortran,
-        cli.slab.user_order,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
         &|v| sets[0].read_all(v),
     )?;
-    let mut sel_args = cli.select.select_args();
+    let mut sel_args = cli.std.select.select_args();
     if let Some(v) = &vars_override {
         sel_args.vars = nco_core::select::split_list(v);
     }
@@ -337,10 +327,10 @@ fn process(
 
     // Output definitions: the first file's variables, record dimension resized.
     let storage = StorageArgs {
-        deflate: cli.format.deflate,
-        chunk: cli.format.chunk.clone(),
+        deflate: cli.std.format.deflate,
+        chunk: cli.std.format.chunk.clone(),
     };
-    let format = cli.format.format()?.unwrap_or(first.format);
+    let format = cli.std.format.format()?.unwrap_or(first.format);
     extract::warn_storage_on_classic(prog, format, &storage);
     let mut rec_sel = sel.clone();
     rec_sel.dims[rec] = Some((0..out_records).collect());
@@ -373,13 +363,13 @@ fn process(
         meta.vars[o] = pv.out.clone();
         procs[o] = Some(pv);
     }
-    if !cli.common.no_history {
+    if !cli.std.common.no_history {
         output::stamp_history(&mut meta, argv);
     }
     if !cli.no_file_list {
         multifile::stamp_input_list(&mut meta, inputs);
     }
-    arith::stamp_threads(&mut meta, cli.common.threads);
+    arith::stamp_threads(&mut meta, cli.std.common.threads);
 
     // --rec_apn: the existing output's records come first.
     let appended = if cli.rec_apn && std::path::Path::new(out_path).exists() {
@@ -412,13 +402,13 @@ fn process(
             }
         }
         am.attrs = a.meta().attrs.clone();
-        if !cli.common.no_history {
+        if !cli.std.common.no_history {
             output::stamp_history(&mut am, argv);
         }
         meta = am;
     }
     let tmp = TempOutput::new(out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     if let Some(a) = &appended {
         for (i, _) in a.meta().vars.iter().enumerate() {
             let full = Selection::default();
@@ -562,8 +552,8 @@ fn station_form(
     output::resolve_existing(
         prog,
         &inputs.output,
-        cli.common.overwrite,
-        cli.common.append,
+        cli.std.common.overwrite,
+        cli.std.common.append,
     )?;
     let first = sets[0].meta();
     let rec = first.record_dim().ok_or_else(|| {
@@ -583,7 +573,7 @@ fn station_form(
         let units = m.var(&rec_name).and_then(|v| v.attr_text("units"));
         per_file.push((m.dims[d].len, coord, units));
     }
-    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.slab.fortran)?;
+    let picks = multifile::pick_records(specs, &rec_name, &per_file, cli.std.slab.fortran)?;
     let read_all = |v: usize| sets[0].read_all(v);
     let fixed: Vec<_> = specs
         .iter()
@@ -593,8 +583,8 @@ fn station_form(
     let mut base = hyperslab::resolve(
         first,
         &fixed,
-        cli.slab.fortran,
-        cli.slab.user_order,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
         &read_all,
     )?;
     base.dims[rec] = Some((0..picks.len()).collect());
@@ -611,15 +601,15 @@ fn station_form(
         let mut sel = hyperslab::resolve(
             first,
             &merged,
-            cli.slab.fortran,
-            cli.slab.user_order,
+            cli.std.slab.fortran,
+            cli.std.slab.user_order,
             &read_all,
         )
         .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
         sel.dims[rec] = Some((0..picks.len()).collect());
         selections.push(sel);
     }
-    let vars = nco_core::select::select(first, &cli.select.select_args())?;
+    let vars = nco_core::select::select(first, &cli.std.select.select_args())?;
     multifile::check_fixed_dims(sets, &vars)?;
     let mut plan = stations::plan_station_form(
         first,
@@ -629,8 +619,8 @@ fn station_form(
         selections,
         &cli.station_dim,
     )?;
-    plan.meta.format = cli.format.format()?.unwrap_or(first.format);
-    if !cli.common.no_history {
+    plan.meta.format = cli.std.format.format()?.unwrap_or(first.format);
+    if !cli.std.common.no_history {
         output::stamp_history(&mut plan.meta, argv);
     }
     let concat = multifile::Concat {
@@ -639,7 +629,7 @@ fn station_form(
         rebase: multifile::rebase_factors(sets, &rec_name),
     };
     let tmp = TempOutput::new(&inputs.output, prog)?;
-    let mut of = OutFile::create(tmp.path(), &plan.meta, cli.format.hdr_pad.unwrap_or(0))?;
+    let mut of = OutFile::create(tmp.path(), &plan.meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     let read = |v: usize, idx: &[Vec<usize>]| concat.read(v, idx);
     stations::write_station_form(&plan, stations_list, first, &base, &read, &mut of)?;
     of.finish()?;

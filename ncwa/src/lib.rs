@@ -10,7 +10,7 @@ use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
-use nco_core::cli::{self, CommonArgs, FormatArgs, SlabArgs, VarArgs};
+use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
@@ -28,21 +28,9 @@ use nco_core::{Error, Result};
     after_help = "Examples:\n  ncwa -a lat,lon -w gw in.nc out.nc        area-weighted mean\n  ncwa -y max -a time in.nc out.nc           maximum over time\n  ncwa -B 'lat < -60.0' -a lat in.nc out.nc  mean south of 60S"
 )]
 pub struct Cli {
-    /// Input file, then the output file
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub select: VarArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub slab: SlabArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub format: FormatArgs,
+    pub std: OperatorArgs,
     /// Dimensions to reduce, comma-separated (default: all)
     #[arg(short = 'a', long = "avg", visible_aliases = ["average", "dmn_avg"], value_name = "DIMS")]
     pub avg: Option<String>,
@@ -228,13 +216,14 @@ enum Job {
 /// Errors: bad options, unknown dimension in `-a`, weight or mask variable absent,
 /// bad `-T`/`-B`, weights summing to zero, and every I/O error.
 pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
+    else {
         return Ok(());
     };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.slab.specs()?;
-    let mut files = cli.files.clone();
-    if let Some(o) = &cli.common.output {
+    let specs = cli.std.slab.specs()?;
+    let mut files = cli.std.files.clone();
+    if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
     }
     if files.len() != 2 {
@@ -243,10 +232,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             files.len()
         )));
     }
-    let input = cli::with_prefix(cli.common.path.as_deref(), &files[0]);
+    let input = cli::with_prefix(cli.std.common.path.as_deref(), &files[0]);
     let out_path = files[1].clone();
-    let existing =
-        output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?;
+    let existing = output::resolve_existing(
+        prog,
+        &out_path,
+        cli.std.common.overwrite,
+        cli.std.common.append,
+    )?;
     if existing == Existing::Append {
         return Err(Error::option(
             "-A",
@@ -277,11 +270,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let ds = Dataset::open(&input)?;
     let meta = ds.meta();
-    let sel = hyperslab::resolve(meta, &specs, cli.slab.fortran, cli.slab.user_order, &|v| {
-        ds.read_all(v)
-    })?;
+    let sel = hyperslab::resolve(
+        meta,
+        &specs,
+        cli.std.slab.fortran,
+        cli.std.slab.user_order,
+        &|v| ds.read_all(v),
+    )?;
     // ncwa keeps the input file's variable order (NCO 5.1.4; ncks alphabetises).
-    let mut vars = nco_core::select::select(meta, &cli.select.select_args())?;
+    let mut vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
     vars.sort_unstable();
     // Dimensions to reduce.
     let avg_dims: Vec<usize> = match &cli.avg {
@@ -333,7 +330,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         None => None,
     };
     // Output definitions.
-    let mut out = Meta::new(cli.format.format()?.unwrap_or(meta.format));
+    let mut out = Meta::new(cli.std.format.format()?.unwrap_or(meta.format));
     out.attrs = meta.attrs.clone();
     let mut dim_map: Vec<Option<usize>> = vec![None; meta.dims.len()];
     let mut jobs = Vec::with_capacity(vars.len());
@@ -403,8 +400,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         prog,
         out.format,
         &StorageArgs {
-            deflate: cli.format.deflate,
-            chunk: cli.format.chunk.clone(),
+            deflate: cli.std.format.deflate,
+            chunk: cli.std.format.chunk.clone(),
         },
     );
     // Compute in parallel over variables.
@@ -495,12 +492,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
         computed[o] = vals;
     }
-    if !cli.common.no_history {
+    if !cli.std.common.no_history {
         output::stamp_history(&mut out, &argv);
     }
-    arith::stamp_threads(&mut out, cli.common.threads);
+    arith::stamp_threads(&mut out, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
-    let hdr_pad = cli.format.hdr_pad.unwrap_or(0);
+    let hdr_pad = cli.std.format.hdr_pad.unwrap_or(0);
     let mut of = OutFile::create(tmp.path(), &out, hdr_pad)?;
     for (o, v) in vars.iter().enumerate() {
         match &computed[o] {
