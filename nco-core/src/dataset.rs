@@ -264,7 +264,33 @@ impl OutFile {
         {
             return Ok(false);
         }
-        w.copy_var(var, r, src_var)?;
+        w.copy_var(var, r, src_var, None)?;
+        Ok(true)
+    }
+
+    /// Like [`OutFile::copy_var_raw`] for one record `rec` of a record variable, so a
+    /// caller can copy record by record across variables and write the output's
+    /// record section sequentially. Returns false (nothing done) when not eligible.
+    pub fn copy_record_raw(
+        &mut self,
+        var: usize,
+        src: &Dataset,
+        src_var: usize,
+        rec: usize,
+    ) -> Result<bool> {
+        let (Writer::Classic(w), Some(r)) = (&mut self.writer, src.classic()) else {
+            return Ok(false);
+        };
+        let sm = r.meta();
+        let (sv, ov) = (&sm.vars[src_var], &self.meta.vars[var]);
+        if sv.ty != ov.ty
+            || sm.shape(sv) != self.meta.shape(ov)
+            || !sm.is_record_var(sv)
+            || !self.meta.is_record_var(ov)
+        {
+            return Ok(false);
+        }
+        w.copy_var(var, r, src_var, Some(rec))?;
         Ok(true)
     }
 

@@ -172,11 +172,35 @@ pub fn copy_data(
 ) -> Result<()> {
     let im = input.meta();
     let pb = crate::progress::bar(plan.src.len() as u64, "copying variables");
+    // Unchanged record variables are copied afterwards record by record across
+    // variables, so the output's interleaved record section is written in order
+    // (sequential writes, as cp does) rather than strided variable by variable.
+    let mut by_record = Vec::new();
     for (i, &s) in plan.src.iter().enumerate() {
         let v = &im.vars[s];
         let untouched = v.dims.iter().all(|&d| !sel.restricts(d));
+        let out_rec = out.meta().is_record_var(&out.meta().vars[offset + i]);
+        if untouched && im.is_record_var(v) && input.classic().is_some() && out_rec {
+            by_record.push((offset + i, s));
+            continue;
+        }
         if !(untouched && out.copy_var_raw(offset + i, input, s)?) {
             copy_selected(input, s, sel, out, offset + i)?;
+        }
+        pb.inc(1);
+    }
+    let nrec = im.record_dim().map_or(0, |d| im.dims[d].len);
+    let mut fallback = vec![false; by_record.len()];
+    for r in 0..nrec {
+        for (k, &(o, s)) in by_record.iter().enumerate() {
+            if !fallback[k] && !out.copy_record_raw(o, input, s, r)? {
+                fallback[k] = true;
+            }
+        }
+    }
+    for (k, &(o, s)) in by_record.iter().enumerate() {
+        if fallback[k] || nrec == 0 {
+            copy_selected(input, s, sel, out, o)?;
         }
         pb.inc(1);
     }

@@ -458,10 +458,20 @@ impl Writer {
 
     /// Copy variable `src_var` of `src` unchanged into `var` (same type and shape) with
     /// in-kernel copies (`copy_file_range`), falling back to read and write.
-    pub fn copy_var(&mut self, var: usize, src: &Reader, src_var: usize) -> Result<()> {
+    /// With `only = Some(r)`, copy record `r` alone.
+    pub fn copy_var(
+        &mut self,
+        var: usize,
+        src: &Reader,
+        src_var: usize,
+        only: Option<usize>,
+    ) -> Result<()> {
         let l = self.header.layout[var].clone();
         let extents = src.extents(src_var);
         for (i, (off, len)) in extents.iter().enumerate() {
+            if only.is_some_and(|r| r != i) {
+                continue;
+            }
             let dst = if l.record {
                 l.begin + i as u64 * self.header.recsize
             } else {
