@@ -70,6 +70,38 @@ pub struct Waiver {
     pub value: &'static str,
 }
 
+/// [`compare`] in a child process (`nco-bench compare-probe`), so that the runner's own
+/// resident memory stays small: Linux keeps a process's peak resident size across fork
+/// and execve, so every operator the runner starts afterwards would report it.
+pub fn compare_in_child(
+    ours: &str,
+    reference: &str,
+    tol: Tol,
+    waived: &[Waiver],
+) -> Result<Option<String>> {
+    let exe = std::env::current_exe().context("path of nco-bench")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("compare-probe")
+        .arg(ours)
+        .arg(reference)
+        .arg(tol.rtol.to_string())
+        .arg(tol.atol.to_string())
+        .arg(tol.atol_int.to_string());
+    for w in waived {
+        cmd.arg(format!("{}={}", w.attr, w.value));
+    }
+    let out = cmd.output().context("running nco-bench compare-probe")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    match text.trim_end().strip_prefix("DIFF ") {
+        Some(d) => Ok(Some(d.to_string())),
+        None if text.trim() == "EQUAL" => Ok(None),
+        None => anyhow::bail!("unexpected compare output: {text}"),
+    }
+}
+
 /// Compare `ours` against `reference`; `Ok(None)` when equal within `tol`, else the first
 /// differences (up to 5), one per line. The `waived` attributes may be missing from ours.
 pub fn compare(ours: &str, reference: &str, tol: Tol, waived: &[Waiver]) -> Result<Option<String>> {

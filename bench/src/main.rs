@@ -51,6 +51,17 @@ enum Cmd {
     Xsect(XsectArgs),
     /// I/O study: the AR4 chunking sweep, tst_ar4 columns (TSV on stdout).
     Sweep(SweepArgs),
+    /// (internal) compare two outputs in a child process (keeps the runner small).
+    #[command(hide = true)]
+    CompareProbe {
+        ours: String,
+        reference: String,
+        rtol: f64,
+        atol: f64,
+        atol_int: f64,
+        /// Waived attributes as attr=value.
+        waive: Vec<String>,
+    },
     /// (internal) one measured reader of the sweep.
     #[command(hide = true)]
     SweepProbe {
@@ -521,6 +532,35 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Xsect(a) => cmd_xsect(a),
         Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::CompareProbe {
+            ours,
+            reference,
+            rtol,
+            atol,
+            atol_int,
+            waive,
+        } => {
+            let waivers: Vec<compare::Waiver> = waive
+                .iter()
+                .filter_map(|w| w.split_once('='))
+                .map(|(a, v)| compare::Waiver {
+                    attr: Box::leak(a.to_string().into_boxed_str()),
+                    value: Box::leak(v.to_string().into_boxed_str()),
+                })
+                .collect();
+            let tol = compare::Tol {
+                rtol: *rtol,
+                atol: *atol,
+                atol_int: *atol_int,
+            };
+            compare::compare(ours, reference, tol, &waivers).map(|r| {
+                match r {
+                    None => println!("EQUAL"),
+                    Some(d) => println!("DIFF {d}"),
+                }
+                0
+            })
+        }
         Cmd::SweepProbe {
             file,
             mode,

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::cache;
-use crate::compare::{compare, Tol};
+use crate::compare::{compare_in_child, Tol};
 use crate::gen::{self, GenOptions, Geometry};
 use crate::proc::{self, Launch, Measure};
 use crate::report::{Check, Report, Row, RunInfo, State, ToolRuns};
@@ -521,7 +521,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
                 for &k in &picked {
                     let (a, b) = (&x.outs[k], &y.outs[k]);
                     let (a_s, b_s) = (a.to_string_lossy(), b.to_string_lossy());
-                    match compare(&a_s, &b_s, t, w) {
+                    match compare_in_child(&a_s, &b_s, t, w) {
                         Ok(None) => {}
                         Ok(Some(d)) => problems.push(format!("{who}{}: {d}", a.display())),
                         Err(e) => problems.push(format!("{who}{e:#}")),
