@@ -19,7 +19,7 @@ use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
 use nco_core::kernels::binary::{self, BinOp};
 use nco_core::model::Meta;
-use nco_core::output::{self, Existing, TempOutput};
+use nco_core::output::{self, TempOutput};
 use nco_core::{Error, Result};
 
 /// ncbo command line.
@@ -90,31 +90,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         None => op_of_program(prog),
     };
     let specs = cli.std.slab.specs()?;
-    let mut files = cli.std.files.clone();
-    if let Some(o) = &cli.std.common.output {
-        files.push(o.clone());
-    }
-    if files.len() != 3 {
-        return Err(Error::msg(format!(
-            "{prog} takes two input files and one output file, {} given",
-            files.len()
-        )));
-    }
-    let out_path = files[2].clone();
-    let existing = output::resolve_existing(
-        prog,
-        &out_path,
-        cli.std.common.overwrite,
-        cli.std.common.append,
-    )?;
-    if existing == Existing::Append {
-        return Err(Error::option(
-            "-A",
-            format!("appending is not supported by {prog}; use -O"),
-        ));
-    }
-    let a = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[0]))?;
-    let b = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[1]))?;
+    let (inputs, out_path) = cli.std.inputs_and_output(prog, 2)?;
+    let a = Dataset::open(&inputs[0])?;
+    let b = Dataset::open(&inputs[1])?;
     let (am, bm) = (a.meta(), b.meta());
     let sel_a = hyperslab::resolve(
         am,

@@ -110,6 +110,48 @@ pub struct OperatorArgs {
     pub format: FormatArgs,
 }
 
+impl OperatorArgs {
+    /// For operators taking exactly `n_inputs` inputs and one output (ncwa, ncbo,
+    /// ncpdq): the inputs (prefixed with `-p`) and the output (the last file, or `-o`),
+    /// after checking that an existing output may be replaced (`-O`; `-A` is refused:
+    /// these operators write whole new files).
+    ///
+    /// Errors: a wrong number of files (the message gives the usage), an existing
+    /// output without `-O`, `-A`.
+    pub fn inputs_and_output(&self, prog: &str, n_inputs: usize) -> Result<(Vec<String>, String)> {
+        let mut files = self.files.clone();
+        if let Some(o) = &self.common.output {
+            files.push(o.clone());
+        }
+        if files.len() != n_inputs + 1 {
+            let what = if n_inputs == 1 {
+                "one input"
+            } else {
+                "two input files"
+            };
+            return Err(Error::msg(format!(
+                "{prog} takes {what} and one output file, {} given (usage: {prog} [options] {}out.nc)",
+                files.len(),
+                "in.nc ".repeat(n_inputs)
+            )));
+        }
+        let out = files.pop().unwrap_or_default();
+        let existing =
+            crate::output::resolve_existing(prog, &out, self.common.overwrite, self.common.append)?;
+        if existing == crate::output::Existing::Append {
+            return Err(Error::option(
+                "-A",
+                format!("appending is not supported by {prog}; use -O"),
+            ));
+        }
+        let inputs = files
+            .iter()
+            .map(|f| with_prefix(self.common.path.as_deref(), f))
+            .collect();
+        Ok((inputs, out))
+    }
+}
+
 /// Variable selection options (`-v -x -C -c`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct VarArgs {

@@ -18,7 +18,7 @@ use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
 use nco_core::model::Attr;
-use nco_core::output::{self, Existing, TempOutput};
+use nco_core::output::{self, TempOutput};
 use nco_core::packing;
 use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
@@ -185,30 +185,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .as_deref()
         .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
     let specs = cli.std.slab.specs()?;
-    let mut files = cli.std.files.clone();
-    if let Some(o) = &cli.std.common.output {
-        files.push(o.clone());
-    }
-    if files.len() != 2 {
-        return Err(Error::msg(format!(
-            "{prog} takes one input and one output file, {} given",
-            files.len()
-        )));
-    }
-    let out_path = files[1].clone();
-    let existing = output::resolve_existing(
-        prog,
-        &out_path,
-        cli.std.common.overwrite,
-        cli.std.common.append,
-    )?;
-    if existing == Existing::Append {
-        return Err(Error::option(
-            "-A",
-            format!("appending is not supported by {prog}; use -O"),
-        ));
-    }
-    let ds = Dataset::open(&cli::with_prefix(cli.std.common.path.as_deref(), &files[0]))?;
+    let (inputs, out_path) = cli.std.inputs_and_output(prog, 1)?;
+    let ds = Dataset::open(&inputs[0])?;
     let m = ds.meta();
     // -a list.
     let mut order: Vec<(usize, bool)> = Vec::new();

@@ -16,7 +16,7 @@ use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
 use nco_core::model::{Dim, Meta, Var};
-use nco_core::output::{self, Existing, TempOutput};
+use nco_core::output::{self, TempOutput};
 use nco_core::types::Values;
 use nco_core::{Error, Result};
 
@@ -222,30 +222,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.std.slab.specs()?;
-    let mut files = cli.std.files.clone();
-    if let Some(o) = &cli.std.common.output {
-        files.push(o.clone());
-    }
-    if files.len() != 2 {
-        return Err(Error::msg(format!(
-            "ncwa takes one input and one output file, {} given (usage: ncwa [options] in.nc out.nc)",
-            files.len()
-        )));
-    }
-    let input = cli::with_prefix(cli.std.common.path.as_deref(), &files[0]);
-    let out_path = files[1].clone();
-    let existing = output::resolve_existing(
-        prog,
-        &out_path,
-        cli.std.common.overwrite,
-        cli.std.common.append,
-    )?;
-    if existing == Existing::Append {
-        return Err(Error::option(
-            "-A",
-            "appending is not supported by ncwa; use -O",
-        ));
-    }
+    let (inputs, out_path) = cli.std.inputs_and_output(prog, 1)?;
+    let input = inputs[0].clone();
     let mask_test = match (&cli.mask_condition, &cli.mask_var) {
         (Some(c), _) => Some(parse_condition(c)?),
         (None, Some(m)) => {
