@@ -10,7 +10,6 @@
 //! NCO.
 
 use clap::{CommandFactory, Parser};
-use rayon::prelude::*;
 
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
@@ -234,10 +233,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .collect();
     for (o, &v) in vars.iter().enumerate() {
         if !computed[o] {
-            let untouched = am.vars[v].dims.iter().all(|&d| !sel_a.restricts(d));
-            if !(untouched && of.copy_var_raw(o, &a, v)?) {
-                extract::copy_selected(&a, v, &sel_a, &mut of, o)?;
-            }
+            extract::copy_unchanged(&a, v, &sel_a, &mut of, o)?;
         }
     }
     for (j, (pa, pb)) in jobs.iter().zip(&procs) {
@@ -306,18 +302,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             } else {
                 (&fbig, &fsmall)
             };
-            let mut r = vec![0.0f64; fa.len()];
-            r.par_chunks_mut(1 << 16).enumerate().for_each(|(c, out)| {
-                let base = c << 16;
-                for (k, o) in out.iter_mut().enumerate() {
-                    let (x, y) = (fa[base + k], fb[base + k]);
-                    *o = if fa_miss == Some(x) || fb_miss == Some(y) {
-                        fill
-                    } else {
-                        op.apply(x, y)
-                    };
-                }
-            });
+            let mut r = binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill);
             if int_out {
                 for v in r.iter_mut().filter(|v| !v.is_finite()) {
                     *v = fill;
@@ -331,12 +316,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         if bad > 0 {
             eprintln!("{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value", pa.out.name);
         }
-        if over > 0 {
-            eprintln!(
-                "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO",
-                pa.out.name, pa.out.ty
-            );
-        }
+        arith::warn_overflow(prog, &pa.out.name, pa.out.ty, over);
     }
     of.finish()?;
     tmp.commit()

@@ -221,10 +221,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if concat {
         for (o, &v) in vars.iter().enumerate() {
             if !stacked[o] {
-                let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
-                if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
-                    extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
-                }
+                extract::copy_unchanged(&sets[0], v, &sel, &mut of, o)?;
             } else {
                 for (k, ds) in sets.iter().enumerate() {
                     let m = ds.meta();
@@ -241,10 +238,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         // by a few units, whatever the variable size or the number of members.
         for (o, &v) in vars.iter().enumerate() {
             if procs[o].is_none() {
-                let untouched = first.vars[v].dims.iter().all(|&d| !sel.restricts(d));
-                if !(untouched && of.copy_var_raw(o, &sets[0], v)?) {
-                    extract::copy_selected(&sets[0], v, &sel, &mut of, o)?;
-                }
+                extract::copy_unchanged(&sets[0], v, &sel, &mut of, o)?;
             }
         }
         let mut units: Vec<(usize, usize, usize)> = Vec::new();
@@ -293,12 +287,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 )?;
             }
             let (vals, over) = kernels::to_values(&acc.finish(true), pv.out.ty, pv.out_fill);
-            if over > 0 {
-                eprintln!(
-                    "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO",
-                    pv.out.name, pv.out.ty
-                );
-            }
+            arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
             Ok(vals)
         };
         nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {

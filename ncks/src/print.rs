@@ -141,8 +141,7 @@ impl Coords<'_> {
     }
 }
 
-fn units_text(var: &Var, scalar: bool) -> String {
-    let _ = scalar;
+fn units_text(var: &Var) -> String {
     var.attr_text("units")
         .unwrap_or_else(|| "(no units)".into())
 }
@@ -299,13 +298,7 @@ fn flat(abs: &[usize], full: &[usize]) -> usize {
     abs.iter().zip(full).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
-fn trd_value(
-    vals: &Values,
-    i: usize,
-    var: &Var,
-    fill: &Option<Values>,
-    o: &PrintOptions,
-) -> String {
+fn trd_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -> String {
     if is_missing(vals, i, fill) && !o.no_blank {
         return match &o.format {
             Some(f) => f.with_text("_"),
@@ -314,10 +307,7 @@ fn trd_value(
     }
     match &o.format {
         Some(f) => f.format(arg(vals, i)),
-        None => {
-            let _ = var;
-            num(vals, i, 6, 12)
-        }
+        None => num(vals, i, 6, 12),
     }
 }
 
@@ -335,7 +325,7 @@ fn trd_var_data(
     let vals = ds.read(v, &idx)?;
     let fill = fill_of(var);
     let units = if o.units {
-        units_text(var, var.dims.is_empty())
+        units_text(var)
     } else {
         String::new()
     };
@@ -348,7 +338,7 @@ fn trd_var_data(
             }
         } else {
             for i in 0..vals.len() {
-                s.push_str(&trd_value(&vals, i, var, &fill, o));
+                s.push_str(&trd_value(&vals, i, &fill, o));
             }
         }
         writeln!(out, "{s}").map_err(io)?;
@@ -359,7 +349,7 @@ fn trd_var_data(
         let val = if var.ty == NcType::Char {
             format!("'{}'", vals.as_text().unwrap_or_default())
         } else {
-            trd_value(&vals, 0, var, &fill, o)
+            trd_value(&vals, 0, &fill, o)
         };
         if o.values_only {
             writeln!(out, "{val}").map_err(io)?;
@@ -451,7 +441,7 @@ fn trd_var_data(
     }
     for i in 0..total {
         let mut line = String::new();
-        let val = trd_value(&vals, i, var, &fill, o);
+        let val = trd_value(&vals, i, &fill, o);
         if o.values_only {
             line.push_str(&val);
         } else {

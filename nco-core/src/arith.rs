@@ -54,19 +54,24 @@ impl ProcVar {
             let ty = self.out.ty;
             fill::set_fill_attr(&mut self.out, ty, self.out_fill);
         }
-        if over > 0 {
-            eprintln!(
-                "{prog}: WARNING {over} result(s) of {} overflow {} and wrap around as in NCO; \
-                 promote the variable (e.g. ncap2 or ncpdq -M) for exact results",
-                self.out.name, self.out.ty
-            );
-        }
+        warn_overflow(prog, &self.out.name, self.out.ty, over);
         vals
     }
 
     /// Results as f64 after unpacking: the stored values with missing ones as `out_fill`.
     pub fn unpacked(&self, x: &Values) -> Vec<f64> {
         kernels::to_f64_unpacked(x, self.in_fill, self.pack.as_ref(), self.out_fill)
+    }
+}
+
+/// Warn on stderr that `over` integer results of `var` overflowed its type `ty` and
+/// wrapped (NCO's result, which NCO gives silently; README compatibility notes).
+pub fn warn_overflow(prog: &str, var: &str, ty: NcType, over: usize) {
+    if over > 0 {
+        eprintln!(
+            "{prog}: WARNING {over} result(s) of {var} overflow {ty} and wrap around as in NCO; \
+             promote the variable (e.g. ncap2 or ncpdq -M) for exact results"
+        );
     }
 }
 

@@ -184,9 +184,7 @@ pub fn copy_data(
             by_record.push((offset + i, s));
             continue;
         }
-        if !(untouched && out.copy_var_raw(offset + i, input, s)?) {
-            copy_selected(input, s, sel, out, offset + i)?;
-        }
+        copy_unchanged(input, s, sel, out, offset + i)?;
         pb.inc(1);
     }
     let nrec = im.record_dim().map_or(0, |d| im.dims[d].len);
@@ -205,6 +203,23 @@ pub fn copy_data(
         pb.inc(1);
     }
     pb.finish_and_clear();
+    Ok(())
+}
+
+/// Copy input variable `s` under `sel` to output variable `o` unchanged: straight from
+/// file to file when nothing is cut and both are classic files, else through
+/// [`copy_selected`]. The one path every operator uses for the variables it copies.
+pub fn copy_unchanged(
+    input: &Dataset,
+    s: usize,
+    sel: &Selection,
+    out: &mut OutFile,
+    o: usize,
+) -> Result<()> {
+    let untouched = input.meta().vars[s].dims.iter().all(|&d| !sel.restricts(d));
+    if !(untouched && out.copy_var_raw(o, input, s)?) {
+        copy_selected(input, s, sel, out, o)?;
+    }
     Ok(())
 }
 

@@ -468,12 +468,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         let (o, pos, len) = units[u];
         if len == usize::MAX {
             // Unchanged: copy straight from the input.
-            let v = vars[o];
-            let untouched = m.vars[v].dims.iter().all(|&d| !sel.restricts(d));
-            if !(untouched && of.copy_var_raw(o, &ds, v)?) {
-                extract::copy_selected(&ds, v, &sel, &mut of, o)?;
-            }
-            return Ok(());
+            return extract::copy_unchanged(&ds, vars[o], &sel, &mut of, o);
         }
         of.write(o, pos, &vals)
     })?;

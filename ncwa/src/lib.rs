@@ -480,12 +480,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     for (o, v) in vars.iter().enumerate() {
         match &computed[o] {
             Some(vals) => of.write(o, 0, vals)?,
-            None => {
-                let untouched = meta.vars[*v].dims.iter().all(|&d| !sel.restricts(d));
-                if !(untouched && of.copy_var_raw(o, &ds, *v)?) {
-                    extract::copy_selected(&ds, *v, &sel, &mut of, o)?;
-                }
-            }
+            None => extract::copy_unchanged(&ds, *v, &sel, &mut of, o)?,
         }
     }
     of.finish()?;

@@ -101,8 +101,9 @@ pub fn broadcast_map(
     Ok(Some(out))
 }
 
-/// `a op b[map]` element by element; missing (`== fill`) where either operand is
-/// missing. `a_fill`/`b_fill` are each operand's missing value, `out_fill` the result's.
+/// `a op b[map]` element by element, in parallel for large arrays; missing (`== fill`)
+/// where either operand is missing. `a_fill`/`b_fill` are each operand's missing value,
+/// `out_fill` the result's.
 pub fn apply(
     op: BinOp,
     a: &[f64],
@@ -112,17 +113,21 @@ pub fn apply(
     map: Option<&[usize]>,
     out_fill: f64,
 ) -> Vec<f64> {
-    a.iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            let y = map.map_or_else(|| b[i], |m| b[m[i]]);
-            if a_fill == Some(x) || b_fill == Some(y) {
-                out_fill
-            } else {
-                op.apply(x, y)
-            }
-        })
-        .collect()
+    use rayon::prelude::*;
+    let one = |(i, &x): (usize, &f64)| {
+        let y = map.map_or_else(|| b[i], |m| b[m[i]]);
+        if a_fill == Some(x) || b_fill == Some(y) {
+            out_fill
+        } else {
+            op.apply(x, y)
+        }
+    };
+    if a.len() < 1 << 16 {
+        return a.iter().enumerate().map(one).collect();
+    }
+    let mut out = Vec::with_capacity(a.len());
+    a.par_iter().enumerate().map(one).collect_into_vec(&mut out);
+    out
 }
 
 #[cfg(test)]
