@@ -32,6 +32,9 @@ pub struct Cli {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub std: OperatorArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub arith: cli::ArithArgs,
     /// Operation: sbt (default), add, mlt, dvd, or + - * / and NCO's synonyms
     #[arg(
         short = 'y',
@@ -41,15 +44,6 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub op: Option<String>,
-    /// Unpack with the HDF convention
-    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
-    pub hdf_upk: bool,
-    /// Arithmetic in double precision (the default)
-    #[arg(long = "dbl", visible_alias = "rth_dbl")]
-    pub dbl: bool,
-    /// Single-precision arithmetic in NCO; nco-rs always computes in double
-    #[arg(long = "flt", visible_alias = "rth_flt")]
-    pub flt: bool,
 }
 
 /// The clap command.
@@ -202,9 +196,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let mut procs = Vec::with_capacity(jobs.len());
     for j in &jobs {
-        let mut pa = arith::prepare(am, j.va, cli.hdf_upk);
+        let mut pa = arith::prepare(am, j.va, cli.arith.hdf_upk);
         pa.out.dims = meta.vars[j.out].dims.clone();
-        let pb = arith::prepare(bm, j.vb, cli.hdf_upk);
+        let pb = arith::prepare(bm, j.vb, cli.arith.hdf_upk);
         // Results can be missing when either operand has missing values, or when an
         // integer result divides by zero: then the output needs a _FillValue, decided
         // here because the definitions are written before any data.

@@ -38,6 +38,12 @@ pub struct Cli {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub std: OperatorArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub arith: cli::ArithArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub inputs: cli::InputListArgs,
     /// Statistic (nces): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
     #[arg(
         short = 'y',
@@ -57,21 +63,6 @@ pub struct Cli {
     /// Do not copy the first file's global attributes (ncecat)
     #[arg(short = 'M', long = "glb_mtd_spp", visible_alias = "no_glb_mtd")]
     pub no_global_meta: bool,
-    /// Generate input names: count,digits,increment
-    #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
-    pub nintap: Option<String>,
-    /// Do not write the input-file-list global attributes
-    #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
-    pub no_file_list: bool,
-    /// Unpack with the HDF convention
-    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
-    pub hdf_upk: bool,
-    /// Arithmetic in double precision (the default)
-    #[arg(long = "dbl", visible_alias = "rth_dbl")]
-    pub dbl: bool,
-    /// Single-precision arithmetic in NCO; nco-rs always computes in double
-    #[arg(long = "flt", visible_alias = "rth_flt")]
-    pub flt: bool,
 }
 
 /// The clap command.
@@ -95,7 +86,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         &cli.std.files,
         cli.std.common.output.as_deref(),
         cli.std.common.path.as_deref(),
-        cli.nintap.as_deref(),
+        cli.inputs.nintap.as_deref(),
     )?;
     let existing = output::resolve_existing(
         prog,
@@ -202,7 +193,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             if arith::is_fixed_by_convention(first, v) || !arith::is_arith(first.vars[v].ty) {
                 continue;
             }
-            let mut pv = arith::prepare(first, v, cli.hdf_upk);
+            let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
             pv.out.dims = meta.vars[o].dims.clone();
             meta.vars[o] = pv.out.clone();
             procs[o] = Some(pv);
@@ -211,7 +202,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if !cli.std.common.no_history {
         output::stamp_history(&mut meta, &argv);
     }
-    if !cli.no_file_list {
+    if !cli.inputs.no_file_list {
         multifile::stamp_input_list(&mut meta, &inputs);
     }
     arith::stamp_threads(&mut meta, cli.std.common.threads);

@@ -152,6 +152,31 @@ impl OperatorArgs {
     }
 }
 
+/// Arithmetic options of the operators that compute (ncwa, ncra, nces, ncbo).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ArithArgs {
+    /// Unpack with the HDF convention scale_factor*(packed-add_offset)
+    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
+    pub hdf_upk: bool,
+    /// Arithmetic in double precision (the default; accepted for NCO compatibility)
+    #[arg(long = "dbl", visible_alias = "rth_dbl")]
+    pub dbl: bool,
+    /// Single-precision arithmetic in NCO; nco-rs always computes in double
+    #[arg(long = "flt", visible_alias = "rth_flt")]
+    pub flt: bool,
+}
+
+/// Input-list options of the multi-file operators (ncra, ncrcat, nces, ncecat).
+#[derive(Args, Debug, Clone, Default)]
+pub struct InputListArgs {
+    /// Generate input names: count,digits,increment
+    #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
+    pub nintap: Option<String>,
+    /// Do not write the input-file-list global attributes
+    #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
+    pub no_file_list: bool,
+}
+
 /// Variable selection options (`-v -x -C -c`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct VarArgs {

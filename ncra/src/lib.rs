@@ -37,6 +37,12 @@ pub struct Cli {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub std: OperatorArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub arith: cli::ArithArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub inputs: cli::InputListArgs,
     /// Statistic (ncra): avg, sqravg, avgsqr, max, min, rms, rmssdn, sqrt, ttl, mabs, mebs, mibs, tabs
     #[arg(
         short = 'y',
@@ -57,15 +63,6 @@ pub struct Cli {
     /// Append the output records to the existing output file
     #[arg(long = "rec_apn", visible_alias = "record_append")]
     pub rec_apn: bool,
-    /// Generate input names: count,digits,increment
-    #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
-    pub nintap: Option<String>,
-    /// Do not write the input-file-list global attributes
-    #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
-    pub no_file_list: bool,
-    /// Unpack with the HDF convention
-    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
-    pub hdf_upk: bool,
     /// Do not write cell_methods attributes
     #[arg(long = "no_cll_mth", visible_alias = "no_cell_methods")]
     pub no_cell_methods: bool,
@@ -90,12 +87,6 @@ pub struct Cli {
         default_value = "station"
     )]
     pub station_dim: String,
-    /// Arithmetic in double precision (the default)
-    #[arg(long = "dbl", visible_alias = "rth_dbl")]
-    pub dbl: bool,
-    /// Single-precision arithmetic in NCO; nco-rs always computes in double
-    #[arg(long = "flt", visible_alias = "rth_flt")]
-    pub flt: bool,
 }
 
 /// The clap command.
@@ -146,7 +137,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             &cli.std.files,
             cli.std.common.output.as_deref(),
             cli.std.common.path.as_deref(),
-            cli.nintap.as_deref(),
+            cli.inputs.nintap.as_deref(),
         )?
     };
     let sets = if list_mode {
@@ -349,7 +340,7 @@ fn process(
         if !first.is_record_var(var) || concat || !arith::is_arith(var.ty) {
             continue;
         }
-        let mut pv = arith::prepare(first, v, cli.hdf_upk);
+        let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
         pv.out.dims = meta.vars[o].dims.clone();
         if !cli.no_cell_methods {
             let coord = first.is_coord_var(var);
@@ -366,7 +357,7 @@ fn process(
     if !cli.std.common.no_history {
         output::stamp_history(&mut meta, argv);
     }
-    if !cli.no_file_list {
+    if !cli.inputs.no_file_list {
         multifile::stamp_input_list(&mut meta, inputs);
     }
     arith::stamp_threads(&mut meta, cli.std.common.threads);

@@ -31,6 +31,9 @@ pub struct Cli {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub std: OperatorArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub arith: cli::ArithArgs,
     /// Dimensions to reduce, comma-separated (default: all)
     #[arg(short = 'a', long = "avg", visible_aliases = ["average", "dmn_avg"], value_name = "DIMS")]
     pub avg: Option<String>,
@@ -74,18 +77,9 @@ pub struct Cli {
         visible_alias = "weight_mask_coordinate_variables"
     )]
     pub no_coord_weight: bool,
-    /// Unpack with the HDF convention scale_factor*(packed-add_offset)
-    #[arg(long = "hdf_upk", visible_alias = "hdf_unpack")]
-    pub hdf_upk: bool,
     /// Do not write cell_methods attributes
     #[arg(long = "no_cll_mth", visible_alias = "no_cell_methods")]
     pub no_cell_methods: bool,
-    /// Arithmetic in double precision (the default; accepted for NCO compatibility)
-    #[arg(long = "dbl", visible_alias = "rth_dbl")]
-    pub dbl: bool,
-    /// Single-precision arithmetic in NCO; nco-rs always computes in double
-    #[arg(long = "flt", visible_alias = "rth_flt")]
-    pub flt: bool,
 }
 
 /// The clap command.
@@ -280,7 +274,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 format!("{what} variable is not in the input file {input}"),
             )
         })?;
-        let pv = arith::prepare(meta, id, cli.hdf_upk);
+        let pv = arith::prepare(meta, id, cli.arith.hdf_upk);
         let x = ds.read(id, &sel.for_var(meta, id))?;
         Ok(Aux {
             values: pv.unpacked(&x),
@@ -349,7 +343,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             jobs.push(Job::Copy { output });
             continue;
         }
-        let mut pv = arith::prepare(meta, v, cli.hdf_upk);
+        let mut pv = arith::prepare(meta, v, cli.arith.hdf_upk);
         pv.out.dims = odims;
         if mask.is_some() && pv.out.attr("_FillValue").is_none() {
             // With a mask NCO gives every averaged variable a _FillValue (the type's
