@@ -83,18 +83,9 @@ pub struct Cli {
     /// Make this dimension the record dimension in the output
     #[arg(long = "mk_rec_dmn", value_name = "DIM")]
     pub mk_rec_dmn: Option<String>,
-    /// Station list (file, or - for standard input): one `-d ... target` line per
-    /// station; see README "Multi-station extraction"
-    #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
-    pub list: Option<String>,
-    /// Name of the station dimension of the one-file station form
-    #[arg(
-        long = "station_dim",
-        visible_alias = "stn_dmn",
-        value_name = "NAME",
-        default_value = "station"
-    )]
-    pub station_dim: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub stations: nco_core::stations::StationArgs,
 }
 
 /// The clap command (for help and documentation tests).
@@ -131,7 +122,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     };
     let input = cli::with_prefix(cli.std.common.path.as_deref(), &input);
-    if let Some(list) = &cli.list {
+    if let Some(list) = &cli.stations.list {
         return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
     }
     if let Some(out) = &output {
@@ -342,7 +333,7 @@ fn run_list(
                 &base,
                 &stations_list,
                 selections,
-                &cli.station_dim,
+                &cli.stations.station_dim,
             )?;
             plan.meta.format = cli.std.format.format()?.unwrap_or(meta.format);
             if !cli.std.common.no_history {

@@ -33,6 +33,24 @@ use crate::hyperslab::{self, Bound, HyperslabSpec, Selection};
 use crate::model::{Attr, Dim, Meta, Storage, Var};
 use crate::types::{NcType, Values};
 
+/// The station-list options of ncks and ncrcat.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StationArgs {
+    /// Station list (file, or - for standard input): one `-d ... target` line per
+    /// station (README "Multi-station extraction"); ncrcat then takes every positional
+    /// argument as an input and `-o FILE` selects the one-file station form
+    #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
+    pub list: Option<String>,
+    /// Name of the station dimension of the one-file station form
+    #[arg(
+        long = "station_dim",
+        visible_alias = "stn_dmn",
+        value_name = "NAME",
+        default_value = "station"
+    )]
+    pub station_dim: String,
+}
+
 /// One line of a station list.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Station {

@@ -74,19 +74,9 @@ pub struct Cli {
         value_name = "NAME"
     )]
     pub pseudonym: Option<String>,
-    /// Station list for ncrcat (file, or - for standard input): one `-d ... target`
-    /// line per station; every positional argument is then an input, and `-o FILE`
-    /// selects the one-file station form (README "Multi-station extraction")
-    #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
-    pub list: Option<String>,
-    /// Name of the station dimension of the one-file station form
-    #[arg(
-        long = "station_dim",
-        visible_alias = "stn_dmn",
-        value_name = "NAME",
-        default_value = "station"
-    )]
-    pub station_dim: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub stations: nco_core::stations::StationArgs,
 }
 
 /// The clap command.
@@ -114,7 +104,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.std.slab.specs()?;
-    let list_mode = cli.list.is_some();
+    let list_mode = cli.stations.list.is_some();
     let inputs = if list_mode {
         // With --list every positional argument is an input; -o names the one output
         // of the station form.
@@ -149,7 +139,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     } else {
         multifile::open_all(&inputs.files)?
     };
-    let Some(list) = &cli.list else {
+    let Some(list) = &cli.stations.list else {
         return process(
             prog,
             &argv,
@@ -608,7 +598,7 @@ fn station_form(
         &base,
         stations_list,
         selections,
-        &cli.station_dim,
+        &cli.stations.station_dim,
     )?;
     plan.meta.format = cli.std.format.format()?.unwrap_or(first.format);
     if !cli.std.common.no_history {
