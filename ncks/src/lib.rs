@@ -149,7 +149,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         &|v| ds.read_all(v),
     )?;
     match output {
-        Some(out) => write_output(prog, &argv, &cli, &ds, &vars, &sel, &out)?.commit(),
+        Some(out) => {
+            let existing = output::resolve_existing(
+                prog,
+                &out,
+                cli.std.common.overwrite,
+                cli.std.common.append,
+            )?;
+            write_output(prog, &argv, &cli, &ds, &vars, &sel, &out, existing)?.commit()
+        }
         None => print_file(&cli, &ds, &vars, &sel, &input),
     }
 }
@@ -195,6 +203,7 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
     out.flush().map_err(|e| Error::io("standard output", e))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_output(
     prog: &str,
     argv: &[String],
@@ -203,9 +212,8 @@ fn write_output(
     vars: &[usize],
     sel: &Selection,
     out: &str,
+    existing: Existing,
 ) -> Result<TempOutput> {
-    let existing =
-        output::resolve_existing(prog, out, cli.std.common.overwrite, cli.std.common.append)?;
     let in_meta = ds.meta();
     let storage = StorageArgs {
         deflate: cli.std.format.deflate,
@@ -299,22 +307,71 @@ fn run_list(
     }
     match output {
         None => {
-            // Many files: each station's output goes through the ordinary extraction.
-            let mut done = Vec::with_capacity(stations_list.len());
-            for (st, sel) in stations_list.iter().zip(&selections) {
+            // Many files: each station's output goes through the ordinary extraction,
+            // after the input was read once for a batch of stations.
+            let on_line =
+                |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
+            let mut jobs = Vec::with_capacity(stations_list.len());
+            for (st, sel) in stations_list.iter().zip(selections) {
                 let mut sa = cli.std.select.select_args();
                 if let Some(v) = &st.vars {
                     sa.vars = nco_core::select::split_list(v);
                 }
-                let vars = nco_core::select::select(meta, &sa)
-                    .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
-                let tmp = write_output(prog, argv, cli, &ds, &vars, sel, &st.target)
-                    .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
-                done.push(tmp);
+                let vars = nco_core::select::select(meta, &sa).map_err(on_line(st.line))?;
+                let existing = output::resolve_existing(
+                    prog,
+                    &st.target,
+                    cli.std.common.overwrite,
+                    cli.std.common.append,
+                )
+                .map_err(on_line(st.line))?;
+                jobs.push((st, vars, sel, existing));
             }
-            for t in done {
-                t.commit()?;
+            // The reads of the variables a station cuts (the others are copied whole).
+            let reads: Vec<Vec<(usize, Vec<Vec<usize>>)>> = jobs
+                .iter()
+                .map(|(_, vars, sel, _)| {
+                    vars.iter()
+                        .filter(|&&v| meta.vars[v].dims.iter().any(|&d| sel.restricts(d)))
+                        .flat_map(|&v| {
+                            extract::selected_reads(meta, v, sel)
+                                .into_iter()
+                                .map(move |(_, i)| (v, i))
+                        })
+                        .collect()
+                })
+                .collect();
+            let sizes: Vec<usize> = reads
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|(v, i)| {
+                            i.iter().map(Vec::len).product::<usize>() * meta.vars[*v].ty.size()
+                        })
+                        .sum()
+                })
+                .collect();
+            let mut jobs: Vec<Option<_>> = jobs.into_iter().map(Some).collect();
+            let mut done = Vec::with_capacity(jobs.len());
+            for batch in stations::batches(&sizes, stations::prefetch_budget()) {
+                let mut requests: std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>> =
+                    Default::default();
+                for r in &reads[batch.clone()] {
+                    for (v, i) in r {
+                        requests.entry(*v).or_default().push(i.clone());
+                    }
+                }
+                stations::prefetch_requests(&requests, &|v, sels| ds.prefetch(v, sels))?;
+                let batch_jobs: Vec<_> = batch.clone().filter_map(|k| jobs[k].take()).collect();
+                let outs =
+                    nco_core::pipeline::try_par_map(batch_jobs, |(st, vars, sel, existing)| {
+                        write_output(prog, argv, cli, &ds, &vars, &sel, &st.target, existing)
+                            .map_err(on_line(st.line))
+                    });
+                ds.clear_prefetched();
+                done.extend(outs?);
             }
+            nco_core::pipeline::try_par_map(done, TempOutput::commit)?;
             Ok(())
         }
         Some(out) => {

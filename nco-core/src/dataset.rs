@@ -8,7 +8,9 @@
 //!   comparison; `NCO_RS_LIB_WRITE=1` forces it for writing classic files too (then
 //!   `--hdr_pad` is not available: the netcdf crate does not wrap `nc__enddef`).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::classic;
 use crate::error::{Error, Result};
@@ -37,10 +39,113 @@ enum Reader {
     Lib(LibReader),
 }
 
+/// One selection read ahead: its values and how many reads will still ask for it.
+struct Ahead {
+    sel: Vec<Vec<usize>>,
+    values: Values,
+    left: usize,
+}
+
+/// Values read ahead for later reads of exactly the same selections: list-input
+/// station extraction reads every input once for all stations, then writes each
+/// station's output through the ordinary read calls, which find their values here.
+/// A read of a selection not held here goes to the file as usual, so a selection read
+/// differently is only slower, never wrong.
+#[derive(Default)]
+pub struct ReadAhead {
+    /// By (variable, fingerprint of the selection).
+    map: Mutex<HashMap<(usize, u64), Vec<Ahead>>>,
+    any: AtomicBool,
+}
+
+/// A cheap fingerprint of a selection (multiply-xor over its indices and lengths), to
+/// find read-ahead selections without hashing or copying them in full.
+fn fingerprint(sel: &[Vec<usize>]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut mix = |x: usize| h = (h.rotate_left(5) ^ x as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for d in sel {
+        mix(d.len());
+        for &i in d {
+            mix(i);
+        }
+    }
+    h
+}
+
+impl ReadAhead {
+    /// Keep `values` of selection `sel` of variable `var` for `reads` later reads.
+    pub fn put(&self, var: usize, sel: &[Vec<usize>], values: Values, reads: usize) {
+        let mut map = self
+            .map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let list = map.entry((var, fingerprint(sel))).or_default();
+        match list.iter_mut().find(|e| e.sel == sel) {
+            Some(e) => e.left += reads,
+            None => list.push(Ahead {
+                sel: sel.to_vec(),
+                values,
+                left: reads,
+            }),
+        }
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// The values kept for selection `sel` of variable `var`, if any (forgotten after
+    /// their last expected read).
+    pub fn take(&self, var: usize, sel: &[Vec<usize>]) -> Option<Values> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut map = self
+            .map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let list = map.get_mut(&(var, fingerprint(sel)))?;
+        let k = list.iter().position(|e| e.sel == sel)?;
+        list[k].left -= 1;
+        Some(if list[k].left == 0 {
+            list.swap_remove(k).values
+        } else {
+            list[k].values.clone()
+        })
+    }
+
+    /// Forget everything kept.
+    pub fn clear(&self) {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.any.store(false, Ordering::Release);
+    }
+}
+
+/// Group equal selections: the distinct ones in first-seen order, with how many times
+/// each was listed.
+pub fn distinct_selections(sels: &[Vec<Vec<usize>>]) -> Vec<(&[Vec<usize>], usize)> {
+    let mut index: HashMap<(u64, usize), Vec<usize>> = HashMap::new();
+    let mut out: Vec<(&[Vec<usize>], usize)> = Vec::new();
+    for s in sels {
+        let fp = fingerprint(s);
+        let bucket = index.entry((fp, s.len())).or_default();
+        match bucket.iter().find(|&&k| out[k].0 == s.as_slice()) {
+            Some(&k) => out[k].1 += 1,
+            None => {
+                bucket.push(out.len());
+                out.push((s.as_slice(), 1));
+            }
+        }
+    }
+    out
+}
+
 /// An input dataset opened for reading.
 pub struct Dataset {
     path: String,
     reader: Reader,
+    /// Selections read ahead by [`Dataset::prefetch`] for [`Dataset::read`].
+    ahead: ReadAhead,
 }
 
 /// One index list per dimension of `var`, selecting everything.
@@ -92,10 +197,7 @@ impl Dataset {
                 // whole file in our resident memory. NCO_RS_MMAP=1 maps instead.
                 let use_pread = !mmap;
                 let r = classic::Reader::open(path, use_pread)?;
-                return Ok(Dataset {
-                    path: path.to_string(),
-                    reader: Reader::Classic(r),
-                });
+                return Ok(Dataset::with_reader(path, Reader::Classic(r)));
             }
             if classic {
                 // Validate with our parser first: libnetcdf accepts some truncated files.
@@ -103,10 +205,15 @@ impl Dataset {
             }
         }
         let r = LibReader::open(path)?;
-        Ok(Dataset {
+        Ok(Dataset::with_reader(path, Reader::Lib(r)))
+    }
+
+    fn with_reader(path: &str, reader: Reader) -> Dataset {
+        Dataset {
             path: path.to_string(),
-            reader: Reader::Lib(r),
-        })
+            reader,
+            ahead: ReadAhead::default(),
+        }
     }
 
     /// The path or URL this dataset was opened from.
@@ -125,10 +232,71 @@ impl Dataset {
     /// Read the selected elements (one index list per dimension, in output order; empty
     /// for a scalar) of variable `var` (index into `meta().vars`), in its own type.
     pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
+        if let Some(v) = self.ahead.take(var, sel) {
+            return Ok(v);
+        }
         match &self.reader {
             Reader::Classic(r) => r.read(var, sel),
             Reader::Lib(r) => r.read(var, sel),
         }
+    }
+
+    /// Read the distinct selections `sels` of variable `var` in one pass over the file
+    /// (see [`crate::classic::Reader::gather_raw`]); the mapped pages of `var` are
+    /// released afterwards, so memory holds the values, not the file.
+    ///
+    /// Errors: as [`Dataset::read`].
+    pub fn gather(&self, var: usize, sels: &[&[Vec<usize>]]) -> Result<Vec<Values>> {
+        let ty = self.meta().vars[var].ty;
+        let mut outs = vec![Vec::new(); sels.len()];
+        if self.gather_raw_into(var, None, sels, &mut outs)? {
+            return Ok(outs.iter().map(|b| classic::decode_par(ty, b)).collect());
+        }
+        sels.iter().map(|s| self.read(var, s)).collect()
+    }
+
+    /// [`Dataset::gather`] as raw big-endian bytes appended to `outs`, with `dim0`
+    /// (when given) replacing the first dimension's indices of every selection; see
+    /// [`crate::classic::Reader::gather_raw_into`]. Returns false (nothing read) when
+    /// this file is not read by our classic reader.
+    ///
+    /// Errors: as [`Dataset::read`].
+    pub fn gather_raw_into(
+        &self,
+        var: usize,
+        dim0: Option<&[usize]>,
+        sels: &[&[Vec<usize>]],
+        outs: &mut [Vec<u8>],
+    ) -> Result<bool> {
+        match &self.reader {
+            Reader::Classic(r) => {
+                r.gather_raw_into(var, dim0, sels, outs)?;
+                r.release(var);
+                Ok(true)
+            }
+            Reader::Lib(_) => Ok(false),
+        }
+    }
+
+    /// Read the selections `sels` of variable `var` in one pass over the file
+    /// ([`Dataset::gather`]) and keep them for the [`Dataset::read`] calls of exactly
+    /// these selections that will follow (a selection listed twice is served twice).
+    /// Call [`Dataset::clear_prefetched`] after the outputs are written.
+    ///
+    /// Errors: as [`Dataset::read`].
+    pub fn prefetch(&self, var: usize, sels: &[Vec<Vec<usize>>]) -> Result<()> {
+        let groups = distinct_selections(sels);
+        let distinct: Vec<&[Vec<usize>]> = groups.iter().map(|g| g.0).collect();
+        let values = self.gather(var, &distinct)?;
+        for ((s, n), v) in groups.into_iter().zip(values) {
+            self.ahead.put(var, s, v, n);
+        }
+        Ok(())
+    }
+
+    /// Forget every selection kept by [`Dataset::prefetch`] and not yet read.
+    pub fn clear_prefetched(&self) {
+        self.ahead.clear();
     }
 
     /// Read the selection `sel` of variable `var` in blocks of whole rows along its
@@ -300,5 +468,38 @@ impl OutFile {
             Writer::Classic(w) => w.finish(),
             Writer::Lib(w) => w.finish(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ahead_serves_each_expected_read_once() {
+        let ra = ReadAhead::default();
+        let a = vec![vec![0, 1], vec![3]];
+        let b = vec![vec![0, 1], vec![4]];
+        assert!(ra.take(0, &a).is_none());
+        ra.put(0, &a, Values::Float(vec![1.0, 2.0]), 2);
+        ra.put(0, &b, Values::Float(vec![3.0, 4.0]), 1);
+        assert_eq!(ra.take(0, &a), Some(Values::Float(vec![1.0, 2.0])));
+        assert!(ra.take(1, &a).is_none(), "another variable");
+        assert_eq!(ra.take(0, &b), Some(Values::Float(vec![3.0, 4.0])));
+        assert!(ra.take(0, &b).is_none(), "served once");
+        assert_eq!(ra.take(0, &a), Some(Values::Float(vec![1.0, 2.0])));
+        assert!(ra.take(0, &a).is_none());
+        ra.put(0, &a, Values::Float(vec![5.0]), 1);
+        ra.clear();
+        assert!(ra.take(0, &a).is_none());
+    }
+
+    #[test]
+    fn distinct_selections_count_repeats() {
+        let s = vec![vec![vec![1]], vec![vec![2]], vec![vec![1]]];
+        let d = distinct_selections(&s);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0], (s[0].as_slice(), 2));
+        assert_eq!(d[1], (s[1].as_slice(), 1));
     }
 }

@@ -232,21 +232,33 @@ pub fn copy_selected(
     out: &mut OutFile,
     o: usize,
 ) -> Result<()> {
-    let im = input.meta();
+    for (at, idx) in selected_reads(input.meta(), s, sel) {
+        let vals = input.read(s, &idx)?;
+        out.write(o, at, &vals)?;
+    }
+    Ok(())
+}
+
+/// The reads [`copy_selected`] makes of input variable `s`: (first output index along
+/// the first dimension, per-dimension indices), in blocks of about 64 MiB along the
+/// first dimension; one read for a scalar.
+pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<Vec<usize>>)> {
     let mut idx = sel.for_var(im, s);
     if idx.is_empty() {
-        let vals = input.read(s, &idx)?;
-        return out.write(o, 0, &vals);
+        return vec![(0, idx)];
     }
     let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * im.vars[s].ty.size();
     let per_block = (BLOCK_BYTES / row.max(1)).max(1);
     let first = std::mem::take(&mut idx[0]);
-    for (b, chunk) in first.chunks(per_block).enumerate() {
-        idx[0] = chunk.to_vec();
-        let vals = input.read(s, &idx)?;
-        out.write(o, b * per_block, &vals)?;
-    }
-    Ok(())
+    first
+        .chunks(per_block)
+        .enumerate()
+        .map(|(b, chunk)| {
+            let mut i = idx.clone();
+            i[0] = chunk.to_vec();
+            (b * per_block, i)
+        })
+        .collect()
 }
 
 /// Merge `new` (a plan for the appended variables) into the metadata of an existing

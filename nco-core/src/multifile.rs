@@ -312,14 +312,55 @@ pub struct Concat<'a> {
     pub picks: &'a [RecordPick],
     /// Per file (factor, offset) applied to the record coordinate (time rebasing).
     pub rebase: Vec<(f64, f64)>,
+    /// Reads prepared by [`Concat::prefetch`].
+    pub ahead: crate::dataset::ReadAhead,
 }
 
 impl Concat<'_> {
+    /// Values of variable `v` read from file `f`, converted to the first file's time
+    /// units when `v` is the record coordinate and the units differ.
+    fn rebased(&self, f: usize, v: usize, vals: Values) -> Values {
+        let first = self.sets[0].meta();
+        let var = &first.vars[v];
+        if !first.is_coord_var(var) {
+            return vals;
+        }
+        match self.rebase.get(f).filter(|r| **r != (1.0, 0.0)) {
+            Some(&(fac, off)) => {
+                let x: Vec<f64> = vals
+                    .to_f64_vec()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|x| x * fac + off)
+                    .collect();
+                Values::from_f64_slice(var.ty, &x).unwrap_or(vals)
+            }
+            None => vals,
+        }
+    }
+
+    /// Split positions into the picks into runs from one file: `(file, its records)`,
+    /// in order.
+    fn segments(&self, pos: &[usize]) -> Vec<(usize, Vec<usize>)> {
+        let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &p in pos {
+            let pick = &self.picks[p];
+            match out.last_mut() {
+                Some((f, recs)) if *f == pick.file => recs.push(pick.record),
+                _ => out.push((pick.file, vec![pick.record])),
+            }
+        }
+        out
+    }
+
     /// Read variable `v` (index in the first file) with per-dimension indices `idx`;
     /// for record variables `idx[0]` holds positions into the picks.
     ///
     /// Errors: the variable is missing from a file (named), I/O errors.
     pub fn read(&self, v: usize, idx: &[Vec<usize>]) -> Result<Values> {
+        if let Some(vals) = self.ahead.take(v, idx) {
+            return Ok(vals);
+        }
         let first = self.sets[0].meta();
         let var = &first.vars[v];
         if !first.is_record_var(var) {
@@ -327,14 +368,7 @@ impl Concat<'_> {
         }
         let mut out: Option<Values> = None;
         let mut sub = idx.to_vec();
-        let mut k = 0;
-        let pos = &idx[0];
-        while k < pos.len() {
-            let f = self.picks[pos[k]].file;
-            let mut recs = vec![self.picks[pos[k]].record];
-            while k + recs.len() < pos.len() && self.picks[pos[k + recs.len()]].file == f {
-                recs.push(self.picks[pos[k + recs.len()]].record);
-            }
+        for (f, recs) in self.segments(&idx[0]) {
             let ds = &self.sets[f];
             let vid = ds.meta().var_id(&var.name).ok_or_else(|| {
                 Error::var(
@@ -342,20 +376,8 @@ impl Concat<'_> {
                     format!("is missing from input file {}", ds.path()),
                 )
             })?;
-            k += recs.len();
             sub[0] = recs;
-            let mut vals = ds.read(vid, &sub)?;
-            if first.is_coord_var(var) {
-                if let Some(&(fac, off)) = self.rebase.get(f).filter(|r| **r != (1.0, 0.0)) {
-                    let x: Vec<f64> = vals
-                        .to_f64_vec()
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|x| x * fac + off)
-                        .collect();
-                    vals = Values::from_f64_slice(var.ty, &x).unwrap_or(vals);
-                }
-            }
+            let vals = self.rebased(f, v, ds.read(vid, &sub)?);
             match &mut out {
                 None => out = Some(vals),
                 Some(o) => {
@@ -364,6 +386,78 @@ impl Concat<'_> {
             }
         }
         Ok(out.unwrap_or_else(|| Values::with_capacity(var.ty, 0)))
+    }
+
+    /// Read ahead what later [`Concat::read`] calls of variable `v` with each of
+    /// `reqs` (per-dimension indices, as for `read`) will return: every input is read
+    /// once for all requests ([`Dataset::gather`]), and each request's records are
+    /// concatenated (and rebased) now, for `read` to hand out.
+    ///
+    /// Errors: the variable is missing from a file (named), I/O errors.
+    pub fn prefetch(&self, v: usize, reqs: &[Vec<Vec<usize>>]) -> Result<()> {
+        let first = self.sets[0].meta();
+        let var = &first.vars[v];
+        let groups = crate::dataset::distinct_selections(reqs);
+        if !first.is_record_var(var) {
+            let distinct: Vec<&[Vec<usize>]> = groups.iter().map(|g| g.0).collect();
+            let values = self.sets[0].gather(v, &distinct)?;
+            for ((s, n), vals) in groups.into_iter().zip(values) {
+                self.ahead.put(v, s, vals, n);
+            }
+            return Ok(());
+        }
+        let rebased = first.is_coord_var(var) && self.rebase.iter().any(|r| *r != (1.0, 0.0));
+        let all_classic = self.sets.iter().all(|d| d.classic().is_some());
+        if rebased || !all_classic {
+            // The record coordinate in other units, or a file read by libnetcdf: read
+            // each request as `read` would (few and small, or no faster path).
+            for (s, n) in groups {
+                let vals = self.read(v, s)?;
+                self.ahead.put(v, s, vals, n);
+            }
+            return Ok(());
+        }
+        // Requests taking the same records are gathered together, file by file, their
+        // bytes appended to one buffer per request in output order.
+        let es = var.ty.size();
+        let mut outs: Vec<Vec<u8>> = groups
+            .iter()
+            .map(|(s, _)| Vec::with_capacity(s.iter().map(Vec::len).product::<usize>() * es))
+            .collect();
+        let mut done = vec![false; groups.len()];
+        for g in 0..groups.len() {
+            if done[g] {
+                continue;
+            }
+            let pos = &groups[g].0[0];
+            let members: Vec<usize> = (g..groups.len())
+                .filter(|&h| !done[h] && groups[h].0[0] == *pos)
+                .collect();
+            let sels: Vec<&[Vec<usize>]> = members.iter().map(|&h| groups[h].0).collect();
+            let mut bufs: Vec<Vec<u8>> = members
+                .iter()
+                .map(|&h| std::mem::take(&mut outs[h]))
+                .collect();
+            for (f, recs) in self.segments(pos) {
+                let ds = &self.sets[f];
+                let vid = ds.meta().var_id(&var.name).ok_or_else(|| {
+                    Error::var(
+                        &var.name,
+                        format!("is missing from input file {}", ds.path()),
+                    )
+                })?;
+                ds.gather_raw_into(vid, Some(&recs), &sels, &mut bufs)?;
+            }
+            for (&h, b) in members.iter().zip(bufs) {
+                outs[h] = b;
+                done[h] = true;
+            }
+        }
+        for ((s, n), raw) in groups.into_iter().zip(outs) {
+            self.ahead
+                .put(v, s, crate::classic::decode_par(var.ty, &raw), n);
+        }
+        Ok(())
     }
 }
 

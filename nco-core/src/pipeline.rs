@@ -27,6 +27,15 @@ pub fn for_each_ordered<R: Send>(
     Ok(())
 }
 
+/// Compute `f(item)` for every item in parallel and return the results in order, or
+/// an error (the first in order when several fail).
+pub fn try_par_map<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> Result<R> + Sync + Send,
+) -> Result<Vec<R>> {
+    items.into_par_iter().map(f).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -424,6 +424,53 @@ pub fn plan_station_form(
     })
 }
 
+/// Memory for the stations' values read ahead at once in the many-files form: the
+/// stations are taken in batches whose outputs fit in it, one pass over the inputs per
+/// batch (see [`batches`]). 512 MiB, or `NCO_RS_LIST_BATCH_MB` MiB when set (0: one
+/// station per batch, one pass per station).
+pub fn prefetch_budget() -> usize {
+    std::env::var("NCO_RS_LIST_BATCH_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(512 << 20, |mb| mb << 20)
+}
+
+/// Split stations with output sizes `sizes` (bytes) into consecutive batches whose
+/// sizes add up to at most `budget` (a larger station gets a batch of its own), so
+/// memory stays bounded however many stations the list has.
+pub fn batches(sizes: &[usize], budget: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut sum = 0usize;
+    for (i, &b) in sizes.iter().enumerate() {
+        if i > start && sum.saturating_add(b) > budget {
+            out.push(start..i);
+            start = i;
+            sum = 0;
+        }
+        sum = sum.saturating_add(b);
+    }
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+/// Read ahead, in parallel over variables, what a batch of station outputs will read:
+/// `requests[v]` lists every selection of input variable `v` the outputs will ask for
+/// (one entry per read), and `prefetch(v, sels)` reads them in one pass over the inputs
+/// ([`crate::dataset::Dataset::prefetch`], [`crate::multifile::Concat::prefetch`]).
+///
+/// Errors: the first error of `prefetch`.
+pub fn prefetch_requests(
+    requests: &std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>>,
+    prefetch: &(dyn Fn(usize, &[Vec<Vec<usize>>]) -> Result<()> + Sync),
+) -> Result<()> {
+    let jobs: Vec<(&usize, &Vec<Vec<Vec<usize>>>)> = requests.iter().collect();
+    crate::pipeline::try_par_map(jobs, |(&v, sels)| prefetch(v, sels))?;
+    Ok(())
+}
+
 /// The `station_name` values (NUL-padded rows).
 pub fn station_names(stations: &[Station], len: usize) -> Values {
     let mut b = Vec::with_capacity(stations.len() * len);
@@ -464,6 +511,13 @@ mod tests {
         let e = parse_list("-x lon a.nc\n").unwrap_err().to_string();
         assert!(e.contains("unknown option"), "{e}");
         assert!(parse_list("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn batches_respect_the_budget() {
+        assert_eq!(batches(&[4, 4, 4, 9, 1], 8), vec![0..2, 2..3, 3..4, 4..5]);
+        assert_eq!(batches(&[1, 1, 1], 100), vec![0..3]);
+        assert!(batches(&[], 8).is_empty());
     }
 
     #[test]

@@ -162,38 +162,146 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let stations_list = nco_core::stations::read_list(list)?;
     if inputs.output.is_empty() {
-        let mut done = Vec::with_capacity(stations_list.len());
-        for st in &stations_list {
-            let merged = nco_core::stations::merged_specs(&specs, st);
-            let first = sets[0].meta();
-            nco_core::stations::check_inside(first, &|v| sets[0].read_all(v), st)?;
-            let t = process(
-                prog,
-                &argv,
-                &cli,
-                concat,
-                op,
-                &merged,
-                &inputs,
-                &sets,
-                st.vars.clone(),
-                &st.target,
-            )
-            .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
-            done.push(t);
-        }
-        for t in done {
-            t.commit()?;
-        }
-        return Ok(());
+        return many_files(
+            prog,
+            &argv,
+            &cli,
+            op,
+            &specs,
+            &inputs,
+            &sets,
+            &stations_list,
+        );
     }
     station_form(prog, &argv, &cli, &specs, &inputs, &sets, &stations_list)
+}
+
+/// ncrcat's many-files list form: one output per station, each the same as a separate
+/// ncrcat run would write. Every input is read once per batch of stations (all of them
+/// unless their outputs exceed [`nco_core::stations::prefetch_budget()`]), variable by
+/// variable for all stations at once; the outputs are then written in parallel and
+/// renamed into place only when all were written.
+#[allow(clippy::too_many_arguments)]
+fn many_files(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    op: Op,
+    specs: &[hyperslab::HyperslabSpec],
+    inputs: &multifile::Inputs,
+    sets: &[Dataset],
+    stations_list: &[nco_core::stations::Station],
+) -> Result<()> {
+    use nco_core::stations;
+    let first = sets[0].meta();
+    let on_line =
+        |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
+    // Outputs are checked one by one (this may ask on a terminal), then planned in
+    // parallel.
+    for st in stations_list {
+        check_output(prog, cli, &st.target).map_err(on_line(st.line))?;
+    }
+    let preps = nco_core::pipeline::try_par_map(stations_list.iter().collect(), |st| {
+        let merged = stations::merged_specs(specs, st);
+        stations::check_inside(first, &|v| sets[0].read_all(v), st)?;
+        prepare(
+            prog,
+            argv,
+            cli,
+            true,
+            op,
+            &merged,
+            inputs,
+            sets,
+            st.vars.clone(),
+            &st.target,
+        )
+        .map_err(on_line(st.line))
+    })?;
+    // Each station's reads, per variable, and the bytes they bring in.
+    let reads: Vec<Vec<(usize, Vec<Vec<Vec<usize>>>)>> = preps
+        .iter()
+        .map(|p| {
+            (0..p.vars.len())
+                .map(|o| {
+                    let idx: Vec<_> = p
+                        .copy_reads(first, o, true)
+                        .into_iter()
+                        .map(|r| r.1)
+                        .collect();
+                    (p.vars[o], idx)
+                })
+                .collect()
+        })
+        .collect();
+    let sizes: Vec<usize> = reads
+        .iter()
+        .map(|r| {
+            r.iter()
+                .flat_map(|(v, idx)| idx.iter().map(move |i| (v, i)))
+                .map(|(&v, i)| i.iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size())
+                .sum()
+        })
+        .collect();
+    // Stations with the same records share one concatenated view of the inputs.
+    let mut record_sets: Vec<Vec<multifile::RecordPick>> = Vec::new();
+    let mut view_of = Vec::with_capacity(preps.len());
+    for p in &preps {
+        let g = match record_sets.iter().position(|r| *r == p.picks) {
+            Some(g) => g,
+            None => {
+                record_sets.push(p.picks.clone());
+                record_sets.len() - 1
+            }
+        };
+        view_of.push(g);
+    }
+    let rec_name = preps
+        .first()
+        .map(|p| p.rec_name.clone())
+        .unwrap_or_default();
+    let views: Vec<multifile::Concat<'_>> = record_sets
+        .iter()
+        .map(|picks| concat_view(sets, picks, &rec_name, true))
+        .collect();
+    let mut preps: Vec<Option<Prepared>> = preps.into_iter().map(Some).collect();
+    let mut done = Vec::with_capacity(preps.len());
+    for batch in stations::batches(&sizes, stations::prefetch_budget()) {
+        let mut requests: Vec<std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>>> =
+            vec![Default::default(); views.len()];
+        for s in batch.clone() {
+            for (v, idx) in &reads[s] {
+                requests[view_of[s]]
+                    .entry(*v)
+                    .or_default()
+                    .extend(idx.iter().cloned());
+            }
+        }
+        for (cc, req) in views.iter().zip(&requests) {
+            stations::prefetch_requests(req, &|v, sels| cc.prefetch(v, sels))?;
+        }
+        let batch_preps: Vec<(usize, Prepared)> = batch
+            .clone()
+            .filter_map(|s| preps[s].take().map(|p| (s, p)))
+            .collect();
+        let outs = nco_core::pipeline::try_par_map(batch_preps, |(s, p)| {
+            emit(prog, cli, true, op, sets, p, Some(&views[view_of[s]]))
+                .map_err(on_line(stations_list[s].line))
+        });
+        for cc in &views {
+            cc.ahead.clear();
+        }
+        done.extend(outs?);
+    }
+    // All written: rename them into place (in parallel; each may free a replaced file).
+    nco_core::pipeline::try_par_map(done, TempOutput::commit)?;
+    Ok(())
 }
 
 /// One ncra/ncrcat output from the opened inputs `sets`: `specs` are the hyperslabs,
 /// `vars_override` a `-v` list replacing the command line's, `out_path` the output.
 /// Returns the finished temporary file, to be committed by the caller.
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_arguments)]
 fn process(
     prog: &str,
     argv: &[String],
@@ -206,6 +314,87 @@ fn process(
     vars_override: Option<String>,
     out_path: &str,
 ) -> Result<TempOutput> {
+    check_output(prog, cli, out_path)?;
+    let p = prepare(
+        prog,
+        argv,
+        cli,
+        concat,
+        op,
+        specs,
+        inputs,
+        sets,
+        vars_override,
+        out_path,
+    )?;
+    emit(prog, cli, concat, op, sets, p, None)
+}
+
+/// Everything one output needs before its data: the selected variables, records and
+/// hyperslab, the output metadata and the arithmetic plans.
+struct Prepared {
+    out_path: String,
+    vars: Vec<usize>,
+    sel: Selection,
+    picks: Vec<multifile::RecordPick>,
+    rec_name: String,
+    meta: nco_core::model::Meta,
+    procs: Vec<Option<ProcVar>>,
+    weights: Weights,
+    groups: usize,
+    out_records: usize,
+    appended: Option<Dataset>,
+    base_records: usize,
+}
+
+impl Prepared {
+    /// The reads (first output record, per-dimension indices; record positions into
+    /// the picks) that copy variable `o` (position in `vars`) of this output from the
+    /// inputs: concatenated record variables in blocks of about 64 MiB, fixed
+    /// variables in one read. Empty for variables computed by ncra.
+    fn copy_reads(
+        &self,
+        first: &nco_core::model::Meta,
+        o: usize,
+        concat: bool,
+    ) -> Vec<(usize, Vec<Vec<usize>>)> {
+        let v = self.vars[o];
+        let var = &first.vars[v];
+        let mut idx = self.sel.for_var(first, v);
+        if !first.is_record_var(var) {
+            return if self.appended.is_none() {
+                vec![(0, idx)]
+            } else {
+                Vec::new()
+            };
+        }
+        if !(concat || self.procs[o].is_none()) {
+            return Vec::new();
+        }
+        let n = if concat {
+            self.picks.len()
+        } else {
+            self.out_records
+        };
+        let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
+        let per = ((64usize << 20) / row.max(1)).max(1);
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < n {
+            let end = (k + per).min(n);
+            idx[0] = (k..end).collect();
+            out.push((self.base_records + k, idx.clone()));
+            k = end;
+        }
+        out
+    }
+}
+
+/// How an existing output `out_path` is treated (asking on a terminal without `-O`);
+/// ncra and ncrcat do not append (`-A`), they add records with `--rec_apn`.
+///
+/// Errors: `-A`, an existing output without `-O` and no terminal to ask.
+fn check_output(prog: &str, cli: &Cli, out_path: &str) -> Result<()> {
     let existing = output::resolve_existing(
         prog,
         out_path,
@@ -218,6 +407,24 @@ fn process(
             format!("appending is not supported by {prog}; use -O or --rec_apn"),
         ));
     }
+    Ok(())
+}
+
+/// [`process`]'s first half: check the inputs and options, plan the output (the
+/// caller has checked the output path with [`check_output`]).
+#[allow(clippy::too_many_lines, clippy::too_many_arguments)]
+fn prepare(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    concat: bool,
+    op: Op,
+    specs: &[hyperslab::HyperslabSpec],
+    inputs: &multifile::Inputs,
+    sets: &[Dataset],
+    vars_override: Option<String>,
+    out_path: &str,
+) -> Result<Prepared> {
     let first = sets[0].meta();
     let rec = first.record_dim().ok_or_else(|| {
         Error::msg(format!(
@@ -388,9 +595,55 @@ fn process(
         }
         meta = am;
     }
+    Ok(Prepared {
+        out_path: out_path.to_string(),
+        vars,
+        sel,
+        picks,
+        rec_name,
+        meta,
+        procs,
+        weights,
+        groups,
+        out_records,
+        appended,
+        base_records,
+    })
+}
+
+/// [`process`]'s second half: write the planned output to a temporary file. `view`,
+/// when given, is the concatenated view to read from (holding values read ahead for
+/// this output); otherwise one is made.
+#[allow(clippy::too_many_lines)]
+fn emit(
+    prog: &str,
+    cli: &Cli,
+    concat: bool,
+    op: Op,
+    sets: &[Dataset],
+    p: Prepared,
+    view: Option<&multifile::Concat<'_>>,
+) -> Result<TempOutput> {
+    let first = sets[0].meta();
+    let Prepared {
+        out_path,
+        vars,
+        sel,
+        picks,
+        rec_name,
+        meta,
+        procs,
+        weights,
+        groups,
+        out_records: _,
+        appended,
+        base_records,
+    } = &p;
+    let (vars, sel, picks, meta, procs, groups, base_records) =
+        (vars, sel, picks, meta, procs, *groups, *base_records);
     let tmp = TempOutput::new(out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
-    if let Some(a) = &appended {
+    let mut of = OutFile::create(tmp.path(), meta, cli.std.format.hdr_pad.unwrap_or(0))?;
+    if let Some(a) = appended {
         for (i, _) in a.meta().vars.iter().enumerate() {
             let full = Selection::default();
             extract::copy_selected(a, i, &full, &mut of, i)?;
@@ -411,9 +664,8 @@ fn process(
         };
         let mut chunks = Vec::new();
         if !first.is_record_var(var) {
-            if appended.is_none() {
-                let idx = sel.for_var(first, v);
-                chunks.push((0, sets[0].read(v, &idx)?));
+            for (at, idx) in p.copy_reads(first, o, concat) {
+                chunks.push((at, sets[0].read(v, &idx)?));
             }
             return Ok((oi, chunks));
         }
@@ -421,24 +673,16 @@ fn process(
         if concat || procs[o].is_none() {
             // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
             // blocks of records to bound memory.
-            let cc = multifile::Concat {
-                sets,
-                picks: &picks,
-                rebase: if concat {
-                    multifile::rebase_factors(sets, &rec_name)
-                } else {
-                    Vec::new()
-                },
+            let own;
+            let cc = match view {
+                Some(c) => c,
+                None => {
+                    own = concat_view(sets, picks, rec_name, concat);
+                    &own
+                }
             };
-            let n = if concat { picks.len() } else { out_records };
-            let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
-            let per = ((64usize << 20) / row.max(1)).max(1);
-            let mut k = 0;
-            while k < n {
-                let end = (k + per).min(n);
-                idx[0] = (k..end).collect();
-                chunks.push((base_records + k, cc.read(v, &idx)?));
-                k = end;
+            for (at, idx) in p.copy_reads(first, o, concat) {
+                chunks.push((at, cc.read(v, &idx)?));
             }
             return Ok((oi, chunks));
         }
@@ -513,9 +757,30 @@ fn process(
         Ok(())
     })?;
     pb.finish_and_clear();
-    drop(appended);
+    // Close an appended-to output before the new one replaces it.
+    drop(p);
     of.finish()?;
     Ok(tmp)
+}
+
+/// The concatenated view of the inputs ncrcat reads from (records rebased to the first
+/// file's time units); ncra copies non-arithmetic record variables without rebasing.
+fn concat_view<'a>(
+    sets: &'a [Dataset],
+    picks: &'a [multifile::RecordPick],
+    rec_name: &str,
+    concat: bool,
+) -> multifile::Concat<'a> {
+    multifile::Concat {
+        sets,
+        picks,
+        rebase: if concat {
+            multifile::rebase_factors(sets, rec_name)
+        } else {
+            Vec::new()
+        },
+        ahead: Default::default(),
+    }
 }
 
 /// ncrcat's station form: one output (`-o`) with a station dimension, the records of
@@ -604,11 +869,7 @@ fn station_form(
     if !cli.std.common.no_history {
         output::stamp_history(&mut plan.meta, argv);
     }
-    let concat = multifile::Concat {
-        sets,
-        picks: &picks,
-        rebase: multifile::rebase_factors(sets, &rec_name),
-    };
+    let concat = concat_view(sets, &picks, &rec_name, true);
     let tmp = TempOutput::new(&inputs.output, prog)?;
     let mut of = OutFile::create(tmp.path(), &plan.meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     let read = |v: usize, idx: &[Vec<usize>]| concat.read(v, idx);

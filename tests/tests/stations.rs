@@ -75,12 +75,25 @@ fn split(opts: &str) -> Vec<&str> {
 
 #[test]
 fn ncks_many_files_equal_separate_runs() {
+    ncks_many_files_with_batch(None);
+}
+
+#[test]
+fn ncks_many_files_one_station_per_batch() {
+    ncks_many_files_with_batch(Some("0"));
+}
+
+fn ncks_many_files_with_batch(batch_mb: Option<&str>) {
     if is_nco() {
         return;
     }
     let s = Scratch::new();
     let l = list(&s, "list.txt", &many_files_lines(&s));
-    nco("ncks").args(["--list", &l, &fx()]).succeeds();
+    let mut cmd = nco("ncks");
+    if let Some(mb) = batch_mb {
+        cmd = cmd.env("NCO_RS_LIST_BATCH_MB", mb);
+    }
+    cmd.args(["--list", &l, &fx()]).succeeds();
     for (name, d, vars) in STATIONS {
         let sep = s.arg(&format!("{name}.sep.nc"));
         nco("ncks")
@@ -201,13 +214,27 @@ fn ncks_list_from_stdin() {
 
 #[test]
 fn ncrcat_many_files_equal_separate_runs() {
+    ncrcat_many_files_with_batch(None);
+}
+
+/// With no memory for reading ahead, every station is its own batch (one pass over the
+/// inputs each): the outputs are the same.
+#[test]
+fn ncrcat_many_files_one_station_per_batch() {
+    ncrcat_many_files_with_batch(Some("0"));
+}
+
+fn ncrcat_many_files_with_batch(batch_mb: Option<&str>) {
     if is_nco() {
         return;
     }
     let s = Scratch::new();
     let l = list(&s, "list.txt", &many_files_lines(&s));
-    nco("ncrcat")
-        .args(["--list", &l, "-v", "PS,fld_rec3", &fx(), &fx()])
+    let mut cmd = nco("ncrcat");
+    if let Some(mb) = batch_mb {
+        cmd = cmd.env("NCO_RS_LIST_BATCH_MB", mb);
+    }
+    cmd.args(["--list", &l, "-v", "PS,fld_rec3", &fx(), &fx()])
         .succeeds();
     for (name, d, vars) in STATIONS {
         let sep = s.arg(&format!("{name}.sep.nc"));

@@ -35,7 +35,12 @@ pub struct Reader {
     file: File,
     source: Source,
     header: Header,
+    /// Bytes read through the map since its pages were last released.
+    touched: std::sync::atomic::AtomicU64,
 }
+
+/// Mapped bytes read before [`Reader::release`] drops a file's mapping.
+pub const RELEASE_EVERY: u64 = 32 << 20;
 
 /// Per-dimension selection: the indices to read along each dimension, in output order.
 pub type Selection = [Vec<usize>];
@@ -136,7 +141,13 @@ impl Reader {
                         // remaining hazard (another process truncating the file) is
                         // documented in the module docs, with pread (the default) as the remedy.
                         match unsafe { memmap2::Mmap::map(&file) } {
-                            Ok(m) => Source::Map(m),
+                            Ok(m) => {
+                                // Pages not yet cached are then read ahead in 2 MiB
+                                // folios, which later maps take with one entry each.
+                                #[cfg(target_os = "linux")]
+                                let _ = m.advise(memmap2::Advice::HugePage);
+                                Source::Map(m)
+                            }
                             Err(_) => Source::Pread,
                         }
                     };
@@ -145,6 +156,7 @@ impl Reader {
                         file,
                         source,
                         header,
+                        touched: 0.into(),
                     });
                 }
                 Err(e) if (n as u64) < len && e.to_string().contains("truncated") => want *= 8,
@@ -163,6 +175,7 @@ impl Reader {
             file,
             source: Source::Bytes(bytes),
             header,
+            touched: 0.into(),
         })
     }
 
@@ -290,6 +303,170 @@ impl Reader {
         Ok(decode_par(self.header.meta.vars[var].ty, &raw))
     }
 
+    /// Read many selections of variable `var` in one pass over its data, appending
+    /// each one's raw big-endian bytes (in C order of the selection) to `outs[i]`.
+    /// `dim0`, when given, replaces the first dimension's indices of every selection
+    /// (the records a multi-file read takes from this file).
+    ///
+    /// This is the read of list-input station extraction: selections that agree on
+    /// their leading dimensions (typically the record and level dimensions, differing
+    /// only in latitude and longitude) are served together, so every page of the file
+    /// is visited once, in file order, for all of them, instead of once per station.
+    /// With positioned reads (no memory map) each selection is read on its own, as
+    /// [`Reader::read_raw`] does.
+    ///
+    /// Errors: as [`Reader::read_raw`].
+    pub fn gather_raw_into(
+        &self,
+        var: usize,
+        dim0: Option<&[usize]>,
+        sels: &[&Selection],
+        outs: &mut [Vec<u8>],
+    ) -> Result<()> {
+        let meta = &self.header.meta;
+        let v = &meta.vars[var];
+        let l = &self.header.layout[var];
+        let es = v.ty.size() as u64;
+        let shape = meta.shape(v);
+        let nd = shape.len();
+        let Some(&first) = sels.first() else {
+            return Ok(());
+        };
+        fn pick<'a>(dim0: Option<&'a [usize]>, s: &'a [Vec<usize>], d: usize) -> &'a [usize] {
+            match dim0 {
+                Some(r) if d == 0 => r,
+                _ => &s[d],
+            }
+        }
+
+        let bytes: &[u8] = match &self.source {
+            Source::Map(m) => m,
+            Source::Bytes(b) => b,
+            Source::Pread => {
+                for (s, out) in sels.iter().zip(outs.iter_mut()) {
+                    let mut sel = s.to_vec();
+                    if let (Some(r), Some(d0)) = (dim0, sel.first_mut()) {
+                        *d0 = r.to_vec();
+                    }
+                    out.extend_from_slice(&self.read_raw(var, &sel)?);
+                }
+                return Ok(());
+            }
+        };
+        // Leading dimensions on which every selection agrees (at least the first
+        // when it is overridden).
+        let mut k = 0;
+        while k < nd && (k == 0 && dim0.is_some() || sels.iter().all(|s| s[k] == first[k])) {
+            k += 1;
+        }
+        if k == nd {
+            // One selection (or all alike): an ordinary read, appended to each.
+            let mut sel = first.to_vec();
+            if let (Some(r), Some(d0)) = (dim0, sel.first_mut()) {
+                *d0 = r.to_vec();
+            }
+            let raw = self.read_raw(var, &sel)?;
+            for out in outs.iter_mut().take(sels.len()) {
+                out.extend_from_slice(&raw);
+            }
+            return Ok(());
+        }
+        let record = l.record.then_some(self.header.recsize);
+        let mut stride = vec![0u64; nd];
+        let mut acc = es;
+        for d in (0..nd).rev() {
+            stride[d] = acc;
+            acc *= shape[d] as u64;
+        }
+        if let Some(recsize) = record {
+            stride[0] = recsize;
+        }
+        // Each selection's runs below the shared leading dimensions, as byte offsets
+        // from the shared position (the trailing dimensions' strides are those of the
+        // sub-shape, and the record dimension is always shared when k > 0).
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        let mut bounds: Vec<usize> = Vec::with_capacity(sels.len() + 1);
+        bounds.push(0);
+        for s in sels {
+            let mut push = |off: u64, len: usize| {
+                runs.push((off, len * es as usize));
+                Ok(())
+            };
+            if k == 0 {
+                for_each_run(&shape, record, es, s, &mut push)?;
+            } else {
+                for_each_run(&shape[k..], None, es, &s[k..], &mut push)?;
+            }
+            bounds.push(runs.len());
+        }
+        for (s, out) in sels.iter().zip(outs.iter_mut()) {
+            let n: usize = (0..nd).map(|d| pick(dim0, s, d).len()).product();
+            out.reserve(n * es as usize);
+        }
+        if (0..k).any(|d| pick(dim0, first, d).is_empty()) {
+            return Ok(());
+        }
+        let short = || Error::Format {
+            path: self.path.clone(),
+            reason: "file shrank while being read".into(),
+        };
+        let mut idx = vec![0usize; k];
+        loop {
+            let base = l.begin
+                + (0..k)
+                    .map(|d| pick(dim0, first, d)[idx[d]] as u64 * stride[d])
+                    .sum::<u64>();
+            for (r, out) in outs.iter_mut().enumerate().take(sels.len()) {
+                for &(off, n) in &runs[bounds[r]..bounds[r + 1]] {
+                    let s = usize::try_from(base + off).map_err(|_| short())?;
+                    let src = bytes.get(s..s + n).ok_or_else(short)?;
+                    // Station points are single elements: copy those without a call.
+                    match n {
+                        4 => out.extend_from_slice(&<[u8; 4]>::try_from(src).unwrap_or_default()),
+                        8 => out.extend_from_slice(&<[u8; 8]>::try_from(src).unwrap_or_default()),
+                        _ => out.extend_from_slice(src),
+                    }
+                }
+            }
+            // Odometer over the shared leading dimensions, last fastest.
+            let mut d = k;
+            loop {
+                if d == 0 {
+                    return Ok(());
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < pick(dim0, first, d).len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// Note that variable `var` was read through the memory map; once the variables
+    /// read since the last release add up to [`RELEASE_EVERY`] bytes, drop this
+    /// process's mapping of the whole file (the pages stay in the page cache and are
+    /// mapped again if touched). A pass over many variables of a mapped file then keeps
+    /// a bounded part of it resident, with one system call per [`RELEASE_EVERY`] bytes
+    /// rather than one per variable (each call interrupts every core running our
+    /// threads to flush their address translations). No effect without a map.
+    pub fn release(&self, var: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Source::Map(m) = &self.source {
+            let bytes: u64 = self.extents(var).iter().map(|e| e.1).sum();
+            if self.touched.fetch_add(bytes, Relaxed) + bytes >= RELEASE_EVERY {
+                self.touched.store(0, Relaxed);
+                // SAFETY: a read-only file mapping, never written; MADV_DONTNEED only
+                // unmaps its pages, which read back the same file bytes when touched
+                // again. Slices into the map stay valid.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, m.len())
+                };
+            }
+        }
+    }
+
     /// Byte ranges (offset, length) of variable `var`'s data in the file: one range for a
     /// fixed variable, one per record for a record variable.
     pub fn extents(&self, var: usize) -> Vec<(u64, u64)> {
@@ -353,7 +530,14 @@ pub struct Writer {
     file: File,
     header: Header,
     numrecs: u64,
+    /// The whole file assembled in memory while it stays under [`SMALL_FILE`] bytes,
+    /// then written with one call: a small output (a station's time series) would
+    /// otherwise cost one write per variable and record.
+    image: Option<Vec<u8>>,
 }
+
+/// Outputs up to this size are assembled in memory and written at once.
+const SMALL_FILE: u64 = 8 << 20;
 
 impl Writer {
     /// Create `path` (truncating) with the definitions of `meta` (format Classic,
@@ -379,6 +563,7 @@ impl Writer {
             file,
             header,
             numrecs,
+            image: Some(Vec::new()),
         };
         w.write_header()?;
         Ok(w)
@@ -392,9 +577,40 @@ impl Writer {
             self.numrecs,
             &self.header.layout,
         );
-        self.file
-            .write_all_at(&bytes, 0)
-            .map_err(|e| Error::io(&self.path, e))
+        self.put(0, &bytes)
+    }
+
+    /// Write `bytes` at `off`: into the in-memory image while the file is small,
+    /// to the file otherwise.
+    fn put(&mut self, off: u64, bytes: &[u8]) -> Result<()> {
+        let end = off + bytes.len() as u64;
+        if end > SMALL_FILE {
+            self.flush_image()?;
+        }
+        match &mut self.image {
+            Some(img) => {
+                let (o, e) = (off as usize, end as usize);
+                if img.len() < e {
+                    img.resize(e, 0);
+                }
+                img[o..e].copy_from_slice(bytes);
+                Ok(())
+            }
+            None => self
+                .file
+                .write_all_at(bytes, off)
+                .map_err(|e| Error::io(&self.path, e)),
+        }
+    }
+
+    /// Write the in-memory image out and write directly from now on.
+    fn flush_image(&mut self) -> Result<()> {
+        if let Some(img) = self.image.take() {
+            self.file
+                .write_all_at(&img, 0)
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
     }
 
     /// The planned layout.
@@ -416,9 +632,7 @@ impl Writer {
             }
             for (i, chunk) in bytes.chunks(per).enumerate() {
                 let r = (first + i) as u64;
-                self.file
-                    .write_all_at(chunk, l.begin + r * self.header.recsize)
-                    .map_err(|e| Error::io(&self.path, e))?;
+                self.put(l.begin + r * self.header.recsize, chunk)?;
                 self.numrecs = self.numrecs.max(r + 1);
             }
         } else {
@@ -433,9 +647,7 @@ impl Writer {
                     "internal: write past the end of the variable",
                 ));
             }
-            self.file
-                .write_all_at(bytes, l.begin + first as u64 * row)
-                .map_err(|e| Error::io(&self.path, e))?;
+            self.put(l.begin + first as u64 * row, bytes)?;
         }
         Ok(())
     }
@@ -477,8 +689,15 @@ impl Writer {
             } else {
                 l.begin
             };
-            copy_range(src.file(), *off, &self.file, dst, *len)
-                .map_err(|e| Error::io(&self.path, e))?;
+            if self.image.is_some() && dst + len <= SMALL_FILE {
+                let mut buf = vec![0u8; *len as usize];
+                src.fetch(*off, &mut buf)?;
+                self.put(dst, &buf)?;
+            } else {
+                self.flush_image()?;
+                copy_range(src.file(), *off, &self.file, dst, *len)
+                    .map_err(|e| Error::io(&self.path, e))?;
+            }
             if l.record {
                 self.numrecs = self.numrecs.max(i as u64 + 1);
             }
@@ -502,6 +721,10 @@ impl Writer {
             None => fixed_end.unwrap_or(h.header_len),
         };
         let end = end.max(h.header_len);
+        if let Some(img) = &mut self.image {
+            img.resize(end as usize, 0);
+        }
+        self.flush_image()?;
         self.file
             .set_len(end)
             .map_err(|e| Error::io(&self.path, e))?;
@@ -572,6 +795,94 @@ mod tests {
         })
         .unwrap();
         v
+    }
+
+    /// A classic file with a record variable t(time=3, lev=2, lat=4, lon=5) and a fixed
+    /// variable f(lat, lon), each element holding its own linear index.
+    fn sample_file(dir: &std::path::Path) -> Reader {
+        use crate::model::{Dim, Format, Storage, Var};
+        use crate::types::NcType;
+        let mut m = Meta::new(Format::Offset64);
+        for (name, len, unlimited) in [
+            ("time", 3, true),
+            ("lev", 2, false),
+            ("lat", 4, false),
+            ("lon", 5, false),
+        ] {
+            m.dims.push(Dim {
+                name: name.into(),
+                len,
+                unlimited,
+            });
+        }
+        for (name, dims) in [("f", vec![2, 3]), ("t", vec![0, 1, 2, 3])] {
+            m.vars.push(Var {
+                name: name.into(),
+                ty: NcType::Float,
+                dims,
+                attrs: Vec::new(),
+                storage: Storage::default(),
+            });
+        }
+        let path = dir.join("g.nc");
+        let p = path.to_str().unwrap();
+        let mut w = Writer::create(p, &m, 0).unwrap();
+        let f: Vec<f32> = (0..20).map(|i| i as f32).collect();
+        w.write(0, 0, &Values::Float(f)).unwrap();
+        let t: Vec<f32> = (0..120).map(|i| i as f32).collect();
+        w.write(1, 0, &Values::Float(t)).unwrap();
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        Reader::from_bytes(p, bytes).unwrap()
+    }
+
+    #[test]
+    fn gather_matches_separate_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = sample_file(dir.path());
+        let st = |y: usize, x: usize| vec![vec![0, 1, 2], vec![0, 1], vec![y], vec![x]];
+        // Stations differing in lat/lon, a region, a repeated one, and a request
+        // differing in its records (nothing shared).
+        let sels: Vec<Vec<Vec<usize>>> = vec![
+            st(0, 0),
+            st(3, 4),
+            vec![vec![0, 1, 2], vec![0, 1], vec![1, 2], vec![0, 2, 4]],
+            st(3, 4),
+        ];
+        let refs: Vec<&Selection> = sels.iter().map(Vec::as_slice).collect();
+        let mut outs = vec![Vec::new(); sels.len()];
+        r.gather_raw_into(1, None, &refs, &mut outs).unwrap();
+        for (s, o) in sels.iter().zip(&outs) {
+            assert_eq!(*o, r.read_raw(1, s).unwrap());
+        }
+        let odd = vec![vec![vec![2], vec![1], vec![0], vec![1]], st(1, 1)];
+        let refs: Vec<&Selection> = odd.iter().map(Vec::as_slice).collect();
+        let mut outs = vec![Vec::new(); 2];
+        r.gather_raw_into(1, None, &refs, &mut outs).unwrap();
+        assert_eq!(outs[0], r.read_raw(1, &odd[0]).unwrap());
+        assert_eq!(outs[1], r.read_raw(1, &odd[1]).unwrap());
+        // The records replaced by `dim0`, appended after what the buffers held.
+        let mut outs = vec![vec![9u8], Vec::new()];
+        let two = [st(2, 3), st(0, 4)];
+        let refs: Vec<&Selection> = two.iter().map(Vec::as_slice).collect();
+        r.gather_raw_into(1, Some(&[2, 0]), &refs, &mut outs)
+            .unwrap();
+        let mut want = vec![9u8];
+        let mut s0 = st(2, 3);
+        s0[0] = vec![2, 0];
+        want.extend(r.read_raw(1, &s0).unwrap());
+        assert_eq!(outs[0], want);
+        // Values: element (rec 2, lev 0, lat 2, lon 3) is 2*40 + 0*20 + 2*5 + 3 = 93.
+        assert_eq!(
+            decode_par(crate::types::NcType::Float, &outs[0][1..5]).get_f64(0),
+            Some(93.0)
+        );
+        // A fixed variable, one selection.
+        let f = [vec![vec![1, 3], vec![2]]];
+        let refs: Vec<&Selection> = f.iter().map(Vec::as_slice).collect();
+        let mut outs = vec![Vec::new()];
+        r.gather_raw_into(0, None, &refs, &mut outs).unwrap();
+        assert_eq!(outs[0], r.read_raw(0, &f[0]).unwrap());
     }
 
     #[test]
