@@ -39,8 +39,20 @@ pub struct Reader {
     touched: std::sync::atomic::AtomicU64,
 }
 
-/// Mapped bytes read before [`Reader::release`] drops a file's mapping.
-pub const RELEASE_EVERY: u64 = 32 << 20;
+/// Mapped bytes read, over all mapped files, before [`Reader::release`] drops a file's
+/// mapping: each of the N files open with a map is released every `1/N` of it.
+pub const RELEASE_EVERY: u64 = 128 << 20;
+
+/// Files open with a memory map, for [`Reader::release`].
+static MAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        if matches!(self.source, Source::Map(_)) {
+            MAPPED.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
 
 /// Per-dimension selection: the indices to read along each dimension, in output order.
 pub type Selection = [Vec<usize>];
@@ -146,6 +158,7 @@ impl Reader {
                                 // folios, which later maps take with one entry each.
                                 #[cfg(target_os = "linux")]
                                 let _ = m.advise(memmap2::Advice::HugePage);
+                                MAPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 Source::Map(m)
                             }
                             Err(_) => Source::Pread,
@@ -445,17 +458,19 @@ impl Reader {
     }
 
     /// Note that variable `var` was read through the memory map; once the variables
-    /// read since the last release add up to [`RELEASE_EVERY`] bytes, drop this
-    /// process's mapping of the whole file (the pages stay in the page cache and are
-    /// mapped again if touched). A pass over many variables of a mapped file then keeps
-    /// a bounded part of it resident, with one system call per [`RELEASE_EVERY`] bytes
-    /// rather than one per variable (each call interrupts every core running our
+    /// read since the last release add up to this file's share of [`RELEASE_EVERY`]
+    /// bytes (all of it divided by the number of mapped files, at least 1 MiB), drop
+    /// this process's mapping of the whole file (the pages stay in the page cache and
+    /// are mapped again if touched). A pass over many variables of mapped files then
+    /// keeps about [`RELEASE_EVERY`] bytes of them resident, with one system call per
+    /// share rather than one per variable (each call interrupts every core running our
     /// threads to flush their address translations). No effect without a map.
     pub fn release(&self, var: usize) {
         use std::sync::atomic::Ordering::Relaxed;
         if let Source::Map(m) = &self.source {
             let bytes: u64 = self.extents(var).iter().map(|e| e.1).sum();
-            if self.touched.fetch_add(bytes, Relaxed) + bytes >= RELEASE_EVERY {
+            let share = (RELEASE_EVERY / MAPPED.load(Relaxed).max(1)).max(1 << 20);
+            if self.touched.fetch_add(bytes, Relaxed) + bytes >= share {
                 self.touched.store(0, Relaxed);
                 // SAFETY: a read-only file mapping, never written; MADV_DONTNEED only
                 // unmaps its pages, which read back the same file bytes when touched
