@@ -12,6 +12,7 @@
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
+use nco_core::kernels::permute::permute;
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
@@ -398,13 +399,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let tmp = TempOutput::new(&out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
     // Pass 2: units of work, computed in parallel windows and written in order. A
-    // variable kept in its dimension order is cut into 4 MiB blocks of rows (bounded
-    // memory, no page-fault storm); a permuted one is one unit (it needs all of it).
+    // variable whose first dimension stays first (kept in order, reversed, or with its
+    // other dimensions re-ordered) is cut into 4 MiB blocks of rows (bounded memory, no
+    // page-fault storm); one whose first dimension moves is one unit (it needs all
+    // of it).
     let identity = |o: usize| {
         let v = vars[o];
         perms[o].iter().enumerate().all(|(k, &p)| k == p)
             && !m.vars[v].dims.iter().any(|&d| reversed[d])
     };
+    let first_stays = |o: usize| perms[o].first().is_none_or(|&p| p == 0);
     let mut units: Vec<(usize, usize, usize)> = Vec::new();
     for (o, &v) in vars.iter().enumerate() {
         let idx = sel.for_var(m, v);
@@ -415,7 +419,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
         let row_bytes: usize =
             idx.iter().skip(1).map(Vec::len).product::<usize>() * m.vars[v].ty.size();
-        let per = if identity(o) && !idx.is_empty() {
+        let per = if first_stays(o) && !idx.is_empty() {
             ((4usize << 20) / row_bytes.max(1)).max(1)
         } else {
             rows.max(1)
@@ -436,12 +440,19 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             return Ok(Values::with_capacity(m.vars[v].ty, 0));
         }
         let mut idx = sel.for_var(m, v);
+        let mut rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
         if let Some(f) = idx.first_mut() {
-            *f = f[pos..pos + len].to_vec();
+            let rows = f.len();
+            if first_stays(o) && rev[0] {
+                // Output rows pos.. are the input's last rows, read in reverse order.
+                *f = (0..len).map(|j| f[rows - 1 - pos - j]).collect();
+                rev[0] = false;
+            } else {
+                *f = f[pos..pos + len].to_vec();
+            }
         }
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-        let rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
-        let x = permute(ds.read(v, &idx)?, &shape, &perms[o], &rev);
+        let x = permute(&ds.read(v, &idx)?, &shape, &perms[o], &rev);
         Ok(match actions[o] {
             Action::Copy => x,
             Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
@@ -476,43 +487,6 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     tmp.commit()
 }
 
-/// Re-order a C-order array of `shape`: output dimension k is input dimension
-/// `perm[k]`; `rev[j]` reverses input dimension j.
-pub fn permute(x: Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
-    let identity = perm.iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
-    if identity || shape.is_empty() {
-        return x;
-    }
-    let n: usize = shape.iter().product();
-    let mut in_stride = vec![1usize; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        in_stride[k] = in_stride[k + 1] * shape[k + 1];
-    }
-    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-    let mut idx = vec![0usize; shape.len()];
-    let mut src = Vec::with_capacity(n);
-    for _ in 0..n {
-        let mut off = 0;
-        for (k, &p) in perm.iter().enumerate() {
-            let i = if rev[p] {
-                shape[p] - 1 - idx[k]
-            } else {
-                idx[k]
-            };
-            off += i * in_stride[p];
-        }
-        src.push(off);
-        for k in (0..idx.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < out_shape[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
-    }
-    x.gather(&src)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,12 +496,12 @@ mod tests {
         let x = Values::Int((0..6).collect());
         // [2,3] transposed
         assert_eq!(
-            permute(x.clone(), &[2, 3], &[1, 0], &[false, false]),
+            permute(&x, &[2, 3], &[1, 0], &[false, false]),
             Values::Int(vec![0, 3, 1, 4, 2, 5])
         );
         // reverse the first dimension
         assert_eq!(
-            permute(x.clone(), &[2, 3], &[0, 1], &[true, false]),
+            permute(&x, &[2, 3], &[0, 1], &[true, false]),
             Values::Int(vec![3, 4, 5, 0, 1, 2])
         );
         assert!(Policy::parse("bogus").is_err());

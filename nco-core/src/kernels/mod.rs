@@ -1,8 +1,10 @@
 //! Generic kernels over the numeric types: reductions ([`reduce`]) shared by ncwa, ncra
-//! and nces, element-wise binary operations ([`binary`]) for ncbo, and the glue that
+//! and nces, element-wise binary operations ([`binary`]) for ncbo, dimension
+//! re-ordering ([`permute`]) for ncpdq, and the glue that
 //! dispatches a runtime-typed [`Values`] buffer to them and builds typed results.
 
 pub mod binary;
+pub mod permute;
 pub mod reduce;
 
 use crate::packing::Packing;
