@@ -12,12 +12,12 @@
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
-use nco_core::kernels::permute::permute;
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
+use nco_core::kernels::permute::permute;
 use nco_core::model::Attr;
 use nco_core::output::{self, TempOutput};
 use nco_core::packing;

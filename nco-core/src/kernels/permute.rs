@@ -123,7 +123,12 @@ mod tests {
         let all = permute_slice(&x, &shape, &[0, 1, 2], &[true; 3]);
         assert_eq!(all, (0..24).rev().collect::<Vec<_>>());
         // Transpose of a 2x3 matrix, through the typed entry point.
-        let t = permute(&Values::Int(vec![1, 2, 3, 4, 5, 6]), &[2, 3], &[1, 0], &[false, false]);
+        let t = permute(
+            &Values::Int(vec![1, 2, 3, 4, 5, 6]),
+            &[2, 3],
+            &[1, 0],
+            &[false, false],
+        );
         assert_eq!(t, Values::Int(vec![1, 4, 2, 5, 3, 6]));
     }
 }
