@@ -343,13 +343,7 @@ fn run_list(
                 .collect();
             let sizes: Vec<usize> = reads
                 .iter()
-                .map(|r| {
-                    r.iter()
-                        .map(|(v, i)| {
-                            i.iter().map(Vec::len).product::<usize>() * meta.vars[*v].ty.size()
-                        })
-                        .sum()
-                })
+                .map(|r| stations::read_bytes(meta, r))
                 .collect();
             let mut jobs: Vec<Option<_>> = jobs.into_iter().map(Some).collect();
             let mut done = Vec::with_capacity(jobs.len());

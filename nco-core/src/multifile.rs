@@ -339,6 +339,16 @@ impl Concat<'_> {
         }
     }
 
+    /// Variable `name`'s index in input file `f`.
+    ///
+    /// Errors: the variable is missing from that file (named).
+    fn var_in(&self, f: usize, name: &str) -> Result<usize> {
+        let ds = &self.sets[f];
+        ds.meta()
+            .var_id(name)
+            .ok_or_else(|| Error::var(name, format!("is missing from input file {}", ds.path())))
+    }
+
     /// Split positions into the picks into runs from one file: `(file, its records)`,
     /// in order.
     fn segments(&self, pos: &[usize]) -> Vec<(usize, Vec<usize>)> {
@@ -370,12 +380,7 @@ impl Concat<'_> {
         let mut sub = idx.to_vec();
         for (f, recs) in self.segments(&idx[0]) {
             let ds = &self.sets[f];
-            let vid = ds.meta().var_id(&var.name).ok_or_else(|| {
-                Error::var(
-                    &var.name,
-                    format!("is missing from input file {}", ds.path()),
-                )
-            })?;
+            let vid = self.var_in(f, &var.name)?;
             sub[0] = recs;
             let vals = self.rebased(f, v, ds.read(vid, &sub)?);
             match &mut out {
@@ -440,12 +445,7 @@ impl Concat<'_> {
                 .collect();
             for (f, recs) in self.segments(pos) {
                 let ds = &self.sets[f];
-                let vid = ds.meta().var_id(&var.name).ok_or_else(|| {
-                    Error::var(
-                        &var.name,
-                        format!("is missing from input file {}", ds.path()),
-                    )
-                })?;
+                let vid = self.var_in(f, &var.name)?;
                 ds.gather_raw_into(vid, Some(&recs), &sels, &mut bufs)?;
             }
             for (&h, b) in members.iter().zip(bufs) {

@@ -456,6 +456,15 @@ pub fn batches(sizes: &[usize], budget: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// Bytes a station's reads bring in: `reads` lists (input variable of `meta`,
+/// per-dimension indices).
+pub fn read_bytes(meta: &Meta, reads: &[(usize, Vec<Vec<usize>>)]) -> usize {
+    reads
+        .iter()
+        .map(|(v, i)| i.iter().map(Vec::len).product::<usize>() * meta.vars[*v].ty.size())
+        .sum()
+}
+
 /// Read ahead, in parallel over variables, what a batch of station outputs will read:
 /// `requests[v]` lists every selection of input variable `v` the outputs will ask for
 /// (one entry per read), and `prefetch(v, sels)` reads them in one pass over the inputs

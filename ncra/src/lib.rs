@@ -218,30 +218,23 @@ fn many_files(
         )
         .map_err(on_line(st.line))
     })?;
-    // Each station's reads, per variable, and the bytes they bring in.
-    let reads: Vec<Vec<(usize, Vec<Vec<Vec<usize>>>)>> = preps
+    // Each station's reads (input variable, indices) and the bytes they bring in.
+    let reads: Vec<Vec<(usize, Vec<Vec<usize>>)>> = preps
         .iter()
         .map(|p| {
             (0..p.vars.len())
-                .map(|o| {
-                    let idx: Vec<_> = p
-                        .copy_reads(first, o, true)
+                .flat_map(|o| {
+                    let v = p.vars[o];
+                    p.copy_reads(first, o, true)
                         .into_iter()
-                        .map(|r| r.1)
-                        .collect();
-                    (p.vars[o], idx)
+                        .map(move |r| (v, r.1))
                 })
                 .collect()
         })
         .collect();
     let sizes: Vec<usize> = reads
         .iter()
-        .map(|r| {
-            r.iter()
-                .flat_map(|(v, idx)| idx.iter().map(move |i| (v, i)))
-                .map(|(&v, i)| i.iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size())
-                .sum()
-        })
+        .map(|r| stations::read_bytes(first, r))
         .collect();
     // Stations with the same records share one concatenated view of the inputs.
     let mut record_sets: Vec<Vec<multifile::RecordPick>> = Vec::new();
@@ -274,7 +267,7 @@ fn many_files(
                 requests[view_of[s]]
                     .entry(*v)
                     .or_default()
-                    .extend(idx.iter().cloned());
+                    .push(idx.clone());
             }
         }
         for (cc, req) in views.iter().zip(&requests) {
