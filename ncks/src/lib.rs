@@ -309,6 +309,7 @@ fn run_list(
         None => {
             // Many files: each station's output goes through the ordinary extraction,
             // after the input was read once for a batch of stations.
+            stations::check_distinct_outputs(&stations_list)?;
             let on_line =
                 |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
             let mut jobs = Vec::with_capacity(stations_list.len());

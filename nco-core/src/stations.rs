@@ -205,6 +205,35 @@ pub fn read_list(path: &str) -> Result<Vec<Station>> {
     parse_list(&text)
 }
 
+/// Check that no two lines of a many-files list write the same file, however it is
+/// spelled (`x.nc`, `./x.nc`, `sub/../x.nc`): outputs are compared by their folder's
+/// resolved path and their file name. Folders that do not exist are compared as
+/// written (writing there fails later with its own error).
+///
+/// Errors name both lines.
+pub fn check_distinct_outputs(stations: &[Station]) -> Result<()> {
+    let mut seen: HashMap<std::path::PathBuf, usize> = HashMap::new();
+    for s in stations {
+        let p = std::path::Path::new(&s.target);
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let key = dir.join(p.file_name().unwrap_or_default());
+        if let Some(first) = seen.insert(key, s.line) {
+            return Err(line_error(
+                s.line,
+                format!(
+                    "{} is the same file as the output of line {first}",
+                    s.target
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The hyperslabs of a station: the command line's, replaced dimension by dimension by
 /// the line's own.
 pub fn merged_specs(global: &[HyperslabSpec], st: &Station) -> Vec<HyperslabSpec> {
@@ -217,8 +246,10 @@ pub fn merged_specs(global: &[HyperslabSpec], st: &Station) -> Vec<HyperslabSpec
     out
 }
 
-/// Check that every coordinate value a station names lies on the grid: within the
-/// coordinate's range widened by one grid step (longitudes also modulo 360).
+/// Check that every lone coordinate value a station names (`-d lat,52.53`, a point)
+/// lies on the grid: within the coordinate's range widened by one grid step
+/// (longitudes also modulo 360). Ranges are left to the hyperslab rules, as in a
+/// separate run (a range reaching past the grid takes what lies inside it).
 ///
 /// Errors name the line, the dimension and the value.
 pub fn check_inside(
@@ -226,7 +257,7 @@ pub fn check_inside(
     read: &dyn Fn(usize) -> Result<Values>,
     st: &Station,
 ) -> Result<()> {
-    for s in &st.specs {
+    for s in st.specs.iter().filter(|s| s.single) {
         let d = meta.dim_id(&s.dim).ok_or_else(|| {
             line_error(st.line, format!("dimension {} is not in the input", s.dim))
         })?;

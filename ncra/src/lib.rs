@@ -193,6 +193,7 @@ fn many_files(
     stations_list: &[nco_core::stations::Station],
 ) -> Result<()> {
     use nco_core::stations;
+    stations::check_distinct_outputs(stations_list)?;
     let first = sets[0].meta();
     let on_line =
         |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));

@@ -384,6 +384,50 @@ fn bad_duplicate_output_names() {
     assert_eq!(s.files(), Vec::<String>::new());
 }
 
+/// The same output spelled another way (`./a.nc`) is still the same file: refused,
+/// naming the line, and nothing written.
+#[test]
+fn bad_duplicate_output_spelled_differently() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let a = s.arg("a.nc");
+    let dir = Path::new(&a)
+        .parent()
+        .expect("scratch folder")
+        .display()
+        .to_string();
+    for op in ["ncks", "ncrcat"] {
+        let lines = vec![
+            format!("-d lon,90. -d lat,45. {a}"),
+            format!("-d lon,0. -d lat,45. {dir}/./a.nc"),
+        ];
+        list_fails(op, &lines, &[], "line 2");
+    }
+    assert_eq!(s.files(), Vec::<String>::new());
+}
+
+/// A coordinate range reaching past the grid takes what lies inside it, as in a
+/// separate run; only a lone point outside the grid is refused.
+#[test]
+fn range_reaching_past_the_grid_equals_a_separate_run() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let got = s.arg("r.nc");
+    let l = list(&s, "list.txt", &[format!("-d lat,0.,80. -v PS {got}")]);
+    nco("ncks").args(["--list", &l, &fx()]).succeeds();
+    let sep = s.arg("r.sep.nc");
+    nco("ncks")
+        .args(["-d", "lat,0.,80.", "-v", "PS", &fx(), &sep])
+        .succeeds();
+    same_file(&got, &sep);
+    // lat 45 only (the fixture's lat is -45, 45).
+    assert_eq!(value(&got, "lat", "%g ", &[]), "45");
+}
+
 #[test]
 fn bad_duplicate_station_names() {
     if is_nco() {
