@@ -329,7 +329,7 @@ fn run_list(
                 jobs.push((st, vars, sel, existing));
             }
             // The reads of the variables a station cuts (the others are copied whole).
-            let reads: Vec<Vec<(usize, Vec<Vec<usize>>)>> = jobs
+            let reads: Vec<stations::Reads> = jobs
                 .iter()
                 .map(|(_, vars, sel, _)| {
                     vars.iter()
@@ -342,32 +342,21 @@ fn run_list(
                         .collect()
                 })
                 .collect();
-            let sizes: Vec<usize> = reads
-                .iter()
-                .map(|r| stations::read_bytes(meta, r))
-                .collect();
-            let mut jobs: Vec<Option<_>> = jobs.into_iter().map(Some).collect();
-            let mut done = Vec::with_capacity(jobs.len());
-            for batch in stations::batches(&sizes, stations::prefetch_budget()) {
-                let mut requests: std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>> =
-                    Default::default();
-                for r in &reads[batch.clone()] {
-                    for (v, i) in r {
-                        requests.entry(*v).or_default().push(i.clone());
-                    }
-                }
-                stations::prefetch_requests(&requests, &|v, sels| ds.prefetch(v, sels))?;
-                let batch_jobs: Vec<_> = batch.clone().filter_map(|k| jobs[k].take()).collect();
-                let outs =
-                    nco_core::pipeline::try_par_map(batch_jobs, |(st, vars, sel, existing)| {
-                        write_output(prog, argv, cli, &ds, &vars, &sel, &st.target, existing)
-                            .map_err(on_line(st.line))
-                    });
-                ds.clear_prefetched();
-                done.extend(outs?);
-            }
-            nco_core::pipeline::try_par_map(done, TempOutput::commit)?;
-            Ok(())
+            let group = vec![0; jobs.len()];
+            stations::write_in_batches(
+                meta,
+                jobs,
+                &stations::ReadAheadPlan {
+                    reads: &reads,
+                    group: &group,
+                    prefetch: &|_, v, sels| ds.prefetch(v, sels),
+                    clear: &|| ds.clear_prefetched(),
+                },
+                &|_, (st, vars, sel, existing)| {
+                    write_output(prog, argv, cli, &ds, &vars, &sel, &st.target, existing)
+                        .map_err(on_line(st.line))
+                },
+            )
         }
         Some(out) => {
             output::resolve_existing(prog, out, cli.std.common.overwrite, cli.std.common.append)?;

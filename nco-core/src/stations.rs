@@ -26,7 +26,7 @@
 //! All-or-nothing: every output is written to its temporary file first and renamed
 //! only when all of them were written; on any error none is renamed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
 use crate::hyperslab::{self, Bound, HyperslabSpec, Selection};
@@ -487,27 +487,72 @@ pub fn batches(sizes: &[usize], budget: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Bytes a station's reads bring in: `reads` lists (input variable of `meta`,
-/// per-dimension indices).
-pub fn read_bytes(meta: &Meta, reads: &[(usize, Vec<Vec<usize>>)]) -> usize {
+/// One station's reads: (input variable, per-dimension indices), one entry per read.
+pub type Reads = Vec<(usize, Vec<Vec<usize>>)>;
+
+/// Bytes a station's reads bring in.
+fn read_bytes(meta: &Meta, reads: &Reads) -> usize {
     reads
         .iter()
         .map(|(v, i)| i.iter().map(Vec::len).product::<usize>() * meta.vars[*v].ty.size())
         .sum()
 }
 
-/// Read ahead, in parallel over variables, what a batch of station outputs will read:
-/// `requests[v]` lists every selection of input variable `v` the outputs will ask for
-/// (one entry per read), and `prefetch(v, sels)` reads them in one pass over the inputs
-/// ([`crate::dataset::Dataset::prefetch`], [`crate::multifile::Concat::prefetch`]).
+/// How the many-files form reads ahead and writes, for [`write_in_batches`].
+pub struct ReadAheadPlan<'a> {
+    /// Each station's reads (variables of `meta`).
+    pub reads: &'a [Reads],
+    /// The read-ahead group of each station (stations of one group are gathered
+    /// together, e.g. those taking the same records); all 0 when there is one.
+    pub group: &'a [usize],
+    /// Read ahead `(group, variable, selections)` in one pass over the inputs
+    /// ([`crate::dataset::Dataset::prefetch`], [`crate::multifile::Concat::prefetch`]).
+    pub prefetch: &'a (dyn Fn(usize, usize, &[Vec<Vec<usize>>]) -> Result<()> + Sync),
+    /// Forget what was read ahead and not used.
+    pub clear: &'a dyn Fn(),
+}
+
+/// The many-files form's driver, shared by ncks and ncrcat: stations are taken in
+/// batches whose values fit [`prefetch_budget`]; for each batch, every variable is read
+/// ahead for all its stations in parallel, then `emit(k, job)` writes station `k`'s
+/// output (in parallel, its reads served from memory). Outputs are renamed into place
+/// only when all were written (in parallel: each may free a replaced file).
 ///
-/// Errors: the first error of `prefetch`.
-pub fn prefetch_requests(
-    requests: &std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>>,
-    prefetch: &(dyn Fn(usize, &[Vec<Vec<usize>>]) -> Result<()> + Sync),
+/// Errors: the first error of a read-ahead or an output; then no output is renamed.
+pub fn write_in_batches<J: Send>(
+    meta: &Meta,
+    jobs: Vec<J>,
+    plan: &ReadAheadPlan<'_>,
+    emit: &(dyn Fn(usize, J) -> Result<crate::output::TempOutput> + Sync),
 ) -> Result<()> {
-    let jobs: Vec<(&usize, &Vec<Vec<Vec<usize>>>)> = requests.iter().collect();
-    crate::pipeline::try_par_map(jobs, |(&v, sels)| prefetch(v, sels))?;
+    let sizes: Vec<usize> = plan.reads.iter().map(|r| read_bytes(meta, r)).collect();
+    let groups = plan.group.iter().max().map_or(0, |g| g + 1);
+    let mut jobs: Vec<Option<J>> = jobs.into_iter().map(Some).collect();
+    let mut done = Vec::with_capacity(jobs.len());
+    for batch in batches(&sizes, prefetch_budget()) {
+        let mut requests: Vec<BTreeMap<usize, Vec<Vec<Vec<usize>>>>> =
+            vec![BTreeMap::new(); groups];
+        for k in batch.clone() {
+            for (v, idx) in &plan.reads[k] {
+                requests[plan.group[k]]
+                    .entry(*v)
+                    .or_default()
+                    .push(idx.clone());
+            }
+        }
+        for (g, req) in requests.iter().enumerate() {
+            let work: Vec<(&usize, &Vec<Vec<Vec<usize>>>)> = req.iter().collect();
+            crate::pipeline::try_par_map(work, |(&v, sels)| (plan.prefetch)(g, v, sels))?;
+        }
+        let batch_jobs: Vec<(usize, J)> = batch
+            .clone()
+            .filter_map(|k| jobs[k].take().map(|j| (k, j)))
+            .collect();
+        let outs = crate::pipeline::try_par_map(batch_jobs, |(k, j)| emit(k, j));
+        (plan.clear)();
+        done.extend(outs?);
+    }
+    crate::pipeline::try_par_map(done, crate::output::TempOutput::commit)?;
     Ok(())
 }
 

@@ -140,7 +140,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         multifile::open_all(&inputs.files)?
     };
     let Some(list) = &cli.stations.list else {
-        return process(
+        check_output(prog, &cli, &inputs.output)?;
+        let p = prepare(
             prog,
             &argv,
             &cli,
@@ -151,8 +152,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             &sets,
             None,
             &inputs.output,
-        )?
-        .commit();
+        )?;
+        return emit(prog, &cli, concat, op, &sets, p, None)?.commit();
     };
     if !concat {
         return Err(Error::option(
@@ -219,8 +220,8 @@ fn many_files(
         )
         .map_err(on_line(st.line))
     })?;
-    // Each station's reads (input variable, indices) and the bytes they bring in.
-    let reads: Vec<Vec<(usize, Vec<Vec<usize>>)>> = preps
+    // Each station's reads (input variable, indices).
+    let reads: Vec<stations::Reads> = preps
         .iter()
         .map(|p| {
             (0..p.vars.len())
@@ -232,10 +233,6 @@ fn many_files(
                 })
                 .collect()
         })
-        .collect();
-    let sizes: Vec<usize> = reads
-        .iter()
-        .map(|r| stations::read_bytes(first, r))
         .collect();
     // Stations with the same records share one concatenated view of the inputs.
     let mut record_sets: Vec<Vec<multifile::RecordPick>> = Vec::new();
@@ -258,70 +255,20 @@ fn many_files(
         .iter()
         .map(|picks| concat_view(sets, picks, &rec_name, true))
         .collect();
-    let mut preps: Vec<Option<Prepared>> = preps.into_iter().map(Some).collect();
-    let mut done = Vec::with_capacity(preps.len());
-    for batch in stations::batches(&sizes, stations::prefetch_budget()) {
-        let mut requests: Vec<std::collections::BTreeMap<usize, Vec<Vec<Vec<usize>>>>> =
-            vec![Default::default(); views.len()];
-        for s in batch.clone() {
-            for (v, idx) in &reads[s] {
-                requests[view_of[s]]
-                    .entry(*v)
-                    .or_default()
-                    .push(idx.clone());
-            }
-        }
-        for (cc, req) in views.iter().zip(&requests) {
-            stations::prefetch_requests(req, &|v, sels| cc.prefetch(v, sels))?;
-        }
-        let batch_preps: Vec<(usize, Prepared)> = batch
-            .clone()
-            .filter_map(|s| preps[s].take().map(|p| (s, p)))
-            .collect();
-        let outs = nco_core::pipeline::try_par_map(batch_preps, |(s, p)| {
+    stations::write_in_batches(
+        first,
+        preps,
+        &stations::ReadAheadPlan {
+            reads: &reads,
+            group: &view_of,
+            prefetch: &|g, v, sels| views[g].prefetch(v, sels),
+            clear: &|| views.iter().for_each(|cc| cc.ahead.clear()),
+        },
+        &|s, p| {
             emit(prog, cli, true, op, sets, p, Some(&views[view_of[s]]))
                 .map_err(on_line(stations_list[s].line))
-        });
-        for cc in &views {
-            cc.ahead.clear();
-        }
-        done.extend(outs?);
-    }
-    // All written: rename them into place (in parallel; each may free a replaced file).
-    nco_core::pipeline::try_par_map(done, TempOutput::commit)?;
-    Ok(())
-}
-
-/// One ncra/ncrcat output from the opened inputs `sets`: `specs` are the hyperslabs,
-/// `vars_override` a `-v` list replacing the command line's, `out_path` the output.
-/// Returns the finished temporary file, to be committed by the caller.
-#[allow(clippy::too_many_arguments)]
-fn process(
-    prog: &str,
-    argv: &[String],
-    cli: &Cli,
-    concat: bool,
-    op: Op,
-    specs: &[hyperslab::HyperslabSpec],
-    inputs: &multifile::Inputs,
-    sets: &[Dataset],
-    vars_override: Option<String>,
-    out_path: &str,
-) -> Result<TempOutput> {
-    check_output(prog, cli, out_path)?;
-    let p = prepare(
-        prog,
-        argv,
-        cli,
-        concat,
-        op,
-        specs,
-        inputs,
-        sets,
-        vars_override,
-        out_path,
-    )?;
-    emit(prog, cli, concat, op, sets, p, None)
+        },
+    )
 }
 
 /// Everything one output needs before its data: the selected variables, records and
@@ -404,8 +351,10 @@ fn check_output(prog: &str, cli: &Cli, out_path: &str) -> Result<()> {
     Ok(())
 }
 
-/// [`process`]'s first half: check the inputs and options, plan the output (the
-/// caller has checked the output path with [`check_output`]).
+/// One ncra/ncrcat output from the opened inputs `sets`, first half: check the inputs
+/// and options and plan the output (the caller has checked the output path with
+/// [`check_output`]). `specs` are the hyperslabs, `vars_override` a `-v` list
+/// replacing the command line's, `out_path` the output.
 #[allow(clippy::too_many_lines, clippy::too_many_arguments)]
 fn prepare(
     prog: &str,
@@ -605,7 +554,8 @@ fn prepare(
     })
 }
 
-/// [`process`]'s second half: write the planned output to a temporary file. `view`,
+/// Second half of one output: write the planned output to a temporary file, returned
+/// for the caller to commit. `view`,
 /// when given, is the concatenated view to read from (holding values read ahead for
 /// this output); otherwise one is made.
 #[allow(clippy::too_many_lines)]
