@@ -352,16 +352,20 @@ impl Reader {
             }
         }
 
+        // A selection with its first dimension's indices replaced by `dim0`.
+        let substituted = |s: &Selection| -> Vec<Vec<usize>> {
+            let mut sel = s.to_vec();
+            if let (Some(r), Some(d0)) = (dim0, sel.first_mut()) {
+                *d0 = r.to_vec();
+            }
+            sel
+        };
         let bytes: &[u8] = match &self.source {
             Source::Map(m) => m,
             Source::Bytes(b) => b,
             Source::Pread => {
                 for (s, out) in sels.iter().zip(outs.iter_mut()) {
-                    let mut sel = s.to_vec();
-                    if let (Some(r), Some(d0)) = (dim0, sel.first_mut()) {
-                        *d0 = r.to_vec();
-                    }
-                    out.extend_from_slice(&self.read_raw(var, &sel)?);
+                    out.extend_from_slice(&self.read_raw(var, &substituted(s))?);
                 }
                 return Ok(());
             }
@@ -374,11 +378,7 @@ impl Reader {
         }
         if k == nd {
             // One selection (or all alike): an ordinary read, appended to each.
-            let mut sel = first.to_vec();
-            if let (Some(r), Some(d0)) = (dim0, sel.first_mut()) {
-                *d0 = r.to_vec();
-            }
-            let raw = self.read_raw(var, &sel)?;
+            let raw = self.read_raw(var, &substituted(first))?;
             for out in outs.iter_mut().take(sels.len()) {
                 out.extend_from_slice(&raw);
             }
