@@ -8,23 +8,50 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// Compute `f(i)` for `i in 0..n` in parallel windows of `2 × threads` items and pass
-/// each result to `sink(i, result)` in increasing `i`. Stops at the first error.
+/// each result to `sink(i, result)` in increasing `i`, on the calling thread. The next
+/// window is computed while the calling thread sinks the current one (writing overlaps
+/// computing), so at most two windows of results are held at once. Stops at the first
+/// error, in order: an error of `f(i)` or of `sink` ends the call once the window being
+/// computed beside it has finished, and that window's results are dropped.
 pub fn for_each_ordered<R: Send>(
     n: usize,
     f: impl Fn(usize) -> Result<R> + Sync,
     mut sink: impl FnMut(usize, R) -> Result<()>,
 ) -> Result<()> {
     let window = (2 * rayon::current_num_threads()).max(1);
-    let mut start = 0;
-    while start < n {
-        let end = (start + window).min(n);
-        let results: Vec<Result<R>> = (start..end).into_par_iter().map(&f).collect();
-        for (k, r) in results.into_iter().enumerate() {
-            sink(start + k, r?)?;
-        }
-        start = end;
+    let compute = |start: usize| -> Vec<Result<R>> {
+        (start..(start + window).min(n))
+            .into_par_iter()
+            .map(&f)
+            .collect()
+    };
+    if n == 0 {
+        return Ok(());
     }
-    Ok(())
+    let mut start = 0;
+    let mut current = compute(0);
+    std::thread::scope(|scope| -> Result<()> {
+        loop {
+            let end = start + current.len();
+            let next = (end < n).then(|| scope.spawn(move || compute(end)));
+            let mut sunk = Ok(());
+            for (k, r) in current.into_iter().enumerate() {
+                sunk = r.and_then(|r| sink(start + k, r));
+                if sunk.is_err() {
+                    break;
+                }
+            }
+            let next = next.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            sunk?;
+            match next {
+                Some(results) => {
+                    current = results;
+                    start = end;
+                }
+                None => return Ok(()),
+            }
+        }
+    })
 }
 
 /// Compute `f(item)` for every item in parallel and return the results in order, or
@@ -65,5 +92,28 @@ mod tests {
             |_, _| Ok(()),
         );
         assert!(r.is_err());
+        // A failing sink ends the call: nothing after it is sunk, across windows too.
+        let mut sunk = Vec::new();
+        let r = for_each_ordered(50, Ok, |i, v| {
+            if i == 7 {
+                return Err(crate::Error::msg("disk full"));
+            }
+            sunk.push(v);
+            Ok(())
+        });
+        assert!(r.unwrap_err().to_string().contains("disk full"));
+        assert_eq!(sunk, (0..7).collect::<Vec<_>>());
+        // Many windows: every result arrives once, in order.
+        let mut all = Vec::new();
+        for_each_ordered(
+            1000,
+            |i| Ok(i * 2),
+            |i, v| {
+                all.push((i, v));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(all, (0..1000).map(|i| (i, i * 2)).collect::<Vec<_>>());
     }
 }

@@ -216,16 +216,16 @@ pub trait NcNum:
 }
 
 /// Round to the nearest integer, ties to even (C's `rint`/`lrint` in the default
-/// rounding mode), without a libm call: adding and removing 1.5·2^52 rounds in the FPU's
-/// round-to-nearest-even mode for |x| < 2^52; larger values are integers already.
+/// rounding mode), without a libm call and without a branch (the compiler vectorises
+/// it): adding and removing 2^52 to |x| rounds in the FPU's round-to-nearest-even mode
+/// for |x| < 2^52, where every sum has a unit in the last place of 1; larger values are
+/// integers already. The sign (and C's `-0.0` for small negatives) is put back after.
 #[inline(always)]
 pub fn round_ties_even_fast(x: f64) -> f64 {
-    const C: f64 = 6_755_399_441_055_744.0;
-    if x.abs() < 4_503_599_627_370_496.0 {
-        (x + C) - C
-    } else {
-        x
-    }
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    let a = x.abs();
+    let r = if a < TWO52 { (a + TWO52) - TWO52 } else { a };
+    r.copysign(x)
 }
 
 /// The parts of an [`NcNum`] implementation that differ between integer and floating
@@ -580,8 +580,20 @@ mod tests {
             3.0,
             1e300,
             -1e300,
+            -0.4,
+            // The unit in the last place is 1/2 here; an earlier version lost odd
+            // integers and halves in [2^51, 2^52).
+            2_251_799_813_685_249.0,
+            2_251_799_813_685_249.5,
+            -2_251_799_813_685_250.5,
+            4_503_599_627_370_495.5,
+            f64::INFINITY,
         ] {
-            assert_eq!(round_ties_even_fast(x), x.round_ties_even(), "{x}");
+            let (a, b) = (round_ties_even_fast(x), x.round_ties_even());
+            assert!(
+                a == b && a.is_sign_negative() == b.is_sign_negative(),
+                "{x}: {a} vs {b}"
+            );
         }
         assert_eq!(u64::from_f64(1.8e19), 18_000_000_000_000_000_000);
         assert_eq!(i64::from_f64(-9.0e18), -9_000_000_000_000_000_000);

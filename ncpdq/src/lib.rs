@@ -457,6 +457,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             Action::Copy => x,
             Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
                 let pv = arith::prepare(m, v, hdf);
+                if let (Action::Pack(t), None) = (actions[o], &pv.pack) {
+                    // Unpacked floating-point data packs straight from its stored values.
+                    let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
+                    if let Some(p) = packing::pack_float(&x, pv.in_fill, t, sf, ao) {
+                        return Ok(p);
+                    }
+                }
                 let f = pv.unpacked(&x);
                 let miss = pv.in_fill.map(|_| pv.out_fill);
                 let res = || -> Vec<Option<f64>> {

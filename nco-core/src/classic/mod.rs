@@ -496,40 +496,56 @@ impl Reader {
     }
 }
 
-/// Decode big-endian bytes, in parallel for large buffers.
+/// Elements per parallel piece of [`decode_par`] and [`encode_par`].
+const PIECE: usize = 1 << 16;
+
+/// Decode big-endian bytes, in parallel pieces for large buffers, each a tight loop the
+/// compiler vectorises (byte swaps by shuffles).
 pub fn decode_par(ty: crate::types::NcType, raw: &[u8]) -> Values {
+    #[inline(always)]
+    fn piece<T: NcNum>(out: &mut [std::mem::MaybeUninit<T>], raw: &[u8]) {
+        for (o, c) in out.iter_mut().zip(raw.chunks_exact(T::SIZE)) {
+            o.write(T::from_be(c));
+        }
+    }
     fn dec<T: NcNum>(raw: &[u8]) -> Values {
         let n = raw.len() / T::SIZE;
-        if n < (1 << 18) {
-            return T::into_values(raw.chunks_exact(T::SIZE).map(T::from_be).collect());
+        // Written in place, without a fill pass first.
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        let spare = &mut out.spare_capacity_mut()[..n];
+        if n < 4 * PIECE {
+            crate::kernels::with_avx2(|| piece(spare, raw));
+        } else {
+            spare
+                .par_chunks_mut(PIECE)
+                .zip(raw.par_chunks(PIECE * T::SIZE))
+                .for_each(|(o, r)| crate::kernels::with_avx2(|| piece(o, r)));
         }
-        // Written in place by the parallel collector: no zero-fill pass first.
-        let mut out = Vec::with_capacity(n);
-        raw.par_chunks_exact(T::SIZE)
-            .map(T::from_be)
-            .collect_into_vec(&mut out);
+        // SAFETY: the n elements were all written above (`raw` holds n whole elements
+        // and every piece writes each of its elements).
+        unsafe { out.set_len(n) };
         T::into_values(out)
     }
     crate::dispatch_type!(ty, T => dec::<T>(raw); char => Values::Char(raw.to_vec());
         string => Values::Str(Vec::new()))
 }
 
-/// Encode values big-endian, in parallel for large buffers.
+/// Encode values big-endian, in parallel pieces for large buffers.
 pub fn encode_par(v: &Values) -> Vec<u8> {
+    #[inline(always)]
+    fn piece<T: NcNum>(out: &mut [u8], x: &[T]) {
+        for (c, &e) in out.chunks_exact_mut(T::SIZE).zip(x) {
+            e.write_be(c);
+        }
+    }
     fn enc<T: NcNum>(x: &[T]) -> Vec<u8> {
         let mut out = vec![0u8; x.len() * T::SIZE];
-        if x.len() < (1 << 18) {
-            for (c, &e) in out.chunks_exact_mut(T::SIZE).zip(x) {
-                e.write_be(c);
-            }
+        if x.len() < 4 * PIECE {
+            crate::kernels::with_avx2(|| piece(&mut out, x));
         } else {
-            out.par_chunks_mut(T::SIZE << 16)
-                .zip(x.par_chunks(1 << 16))
-                .for_each(|(o, s)| {
-                    for (c, &e) in o.chunks_exact_mut(T::SIZE).zip(s) {
-                        e.write_be(c);
-                    }
-                });
+            out.par_chunks_mut(T::SIZE * PIECE)
+                .zip(x.par_chunks(PIECE))
+                .for_each(|(o, s)| crate::kernels::with_avx2(|| piece(o, s)));
         }
         out
     }
