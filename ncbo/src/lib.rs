@@ -265,7 +265,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         let mut bad = 0usize;
         let mut over = 0usize;
         let same_shape = pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap;
-        big.read_blocks(big_id, &big_idx, 8 << 20, |pos, xbig| {
+        big.read_blocks(big_id, &big_idx, 1 << 20, |pos, xbig| {
             if same_shape {
                 // Same shapes, no packing: compute in the stored type when it is exact.
                 let mut idx = small_idx.clone();

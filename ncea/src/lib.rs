@@ -244,7 +244,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             };
             let row_bytes: usize =
                 idx[1..].iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size();
-            let per = ((4usize << 20) / row_bytes.max(1)).max(1);
+            let per = ((256usize << 10) / row_bytes.max(1)).max(1);
             let mut pos = 0;
             while pos < rows {
                 units.push((o, pos, per.min(rows - pos)));
@@ -277,7 +277,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                     &mut buf,
                 )?;
             }
-            let (vals, over) = kernels::to_values(&acc.finish(true), pv.out.ty, pv.out_fill);
+            let (vals, over) = acc.finish_values(true, pv.out.ty, pv.out_fill);
             arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
             Ok(vals)
         };

@@ -36,6 +36,7 @@
 //! (`scale_factor`/`add_offset`), *chunk* (the netCDF-4 storage unit).
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod arith;
 pub mod calendar;
 pub mod cfmt;
@@ -61,3 +62,7 @@ pub mod stations;
 pub mod types;
 
 pub use error::{Error, Result};
+
+/// The allocator of every program linking nco-core (see [`alloc`]).
+#[global_allocator]
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;

@@ -326,7 +326,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             };
             let pv = arith::prepare(m, v, hdf);
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            ds.read_blocks(v, &sel.for_var(m, v), 8 << 20, |_, x| {
+            ds.read_blocks(v, &sel.for_var(m, v), 1 << 20, |_, x| {
                 let (a, b) = nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref());
                 lo = lo.min(a);
                 hi = hi.max(b);
@@ -420,7 +420,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         let row_bytes: usize =
             idx.iter().skip(1).map(Vec::len).product::<usize>() * m.vars[v].ty.size();
         let per = if first_stays(o) && !idx.is_empty() {
-            ((4usize << 20) / row_bytes.max(1)).max(1)
+            ((256usize << 10) / row_bytes.max(1)).max(1)
         } else {
             rows.max(1)
         };
@@ -452,7 +452,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
         }
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-        let x = permute(&ds.read(v, &idx)?, &shape, &perms[o], &rev);
+        let x = permute(ds.read(v, &idx)?, &shape, &perms[o], &rev);
         Ok(match actions[o] {
             Action::Copy => x,
             Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
@@ -503,12 +503,12 @@ mod tests {
         let x = Values::Int((0..6).collect());
         // [2,3] transposed
         assert_eq!(
-            permute(&x, &[2, 3], &[1, 0], &[false, false]),
+            permute(x.clone(), &[2, 3], &[1, 0], &[false, false]),
             Values::Int(vec![0, 3, 1, 4, 2, 5])
         );
         // reverse the first dimension
         assert_eq!(
-            permute(&x, &[2, 3], &[0, 1], &[true, false]),
+            permute(x, &[2, 3], &[0, 1], &[true, false]),
             Values::Int(vec![3, 4, 5, 0, 1, 2])
         );
         assert!(Policy::parse("bogus").is_err());

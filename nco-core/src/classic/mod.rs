@@ -241,7 +241,9 @@ impl Reader {
     /// Read the selected elements of variable `var` as raw big-endian bytes, in C order
     /// of the selection. `sel` has one index list per dimension (empty for a scalar).
     pub fn read_raw(&self, var: usize, sel: &Selection) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
+        // Zeroed by the allocator (calloc): fresh pages need no clearing pass.
+        let n: usize = sel.iter().map(Vec::len).product();
+        let mut out = vec![0u8; n * self.header.meta.vars[var].ty.size()];
         self.read_raw_into(var, sel, &mut out)?;
         Ok(out)
     }

@@ -67,13 +67,14 @@ pub fn permute_slice<T: Clone>(x: &[T], shape: &[usize], perm: &[usize], rev: &[
     }
 }
 
-/// [`permute_slice`] on a runtime-typed buffer (numbers, characters or strings).
-pub fn permute(x: &Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
+/// [`permute_slice`] on a runtime-typed buffer (numbers, characters or strings); the
+/// buffer itself comes back when nothing moves.
+pub fn permute(x: Values, shape: &[usize], perm: &[usize], rev: &[bool]) -> Values {
     let identity = perm.iter().enumerate().all(|(k, &p)| k == p) && !rev.iter().any(|&r| r);
     if identity || shape.is_empty() {
-        return x.clone();
+        return x;
     }
-    crate::dispatch!(x, v => NcNum::into_values(permute_slice(v, shape, perm, rev));
+    crate::dispatch!(&x, v => NcNum::into_values(permute_slice(v, shape, perm, rev));
         char c => Values::Char(permute_slice(c, shape, perm, rev));
         string s => Values::Str(permute_slice(s, shape, perm, rev)))
 }
@@ -124,7 +125,7 @@ mod tests {
         assert_eq!(all, (0..24).rev().collect::<Vec<_>>());
         // Transpose of a 2x3 matrix, through the typed entry point.
         let t = permute(
-            &Values::Int(vec![1, 2, 3, 4, 5, 6]),
+            Values::Int(vec![1, 2, 3, 4, 5, 6]),
             &[2, 3],
             &[1, 0],
             &[false, false],
