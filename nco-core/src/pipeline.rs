@@ -28,6 +28,21 @@ pub fn for_each_ordered<R: Send>(
     if n == 0 {
         return Ok(());
     }
+    if rayon::current_thread_index().is_some() {
+        // Called from a pool thread (one of several outputs written in parallel): a
+        // helper thread waiting for the pool while this pool thread blocks on it could
+        // deadlock, so windows are computed and then sunk in turn.
+        let mut start = 0;
+        while start < n {
+            let results = compute(start);
+            let end = start + results.len();
+            for (k, r) in results.into_iter().enumerate() {
+                sink(start + k, r?)?;
+            }
+            start = end;
+        }
+        return Ok(());
+    }
     let mut start = 0;
     let mut current = compute(0);
     std::thread::scope(|scope| -> Result<()> {
@@ -115,5 +130,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(all, (0..1000).map(|i| (i, i * 2)).collect::<Vec<_>>());
+        // From inside the pool (outputs written in parallel), with every pool thread
+        // busy the same way: no deadlock, same results.
+        let sums: Vec<usize> = (0..8)
+            .into_par_iter()
+            .map(|k| {
+                let mut s = 0;
+                for_each_ordered(
+                    100,
+                    |i| Ok(i + k),
+                    |_, v| {
+                        s += v;
+                        Ok(())
+                    },
+                )
+                .unwrap();
+                s
+            })
+            .collect();
+        assert_eq!(sums, (0..8).map(|k| 4950 + 100 * k).collect::<Vec<_>>());
     }
 }
