@@ -140,6 +140,14 @@ pub fn distinct_selections(sels: &[Vec<Vec<usize>>]) -> Vec<(&[Vec<usize>], usiz
     out
 }
 
+/// A block of [`Dataset::read_blocks_raw`].
+pub enum Block<'a> {
+    /// Raw big-endian bytes (classic files, read by our engine).
+    Be(&'a [u8]),
+    /// Decoded values (files read through libnetcdf).
+    Values(Values),
+}
+
 /// An input dataset opened for reading.
 pub struct Dataset {
     path: String,
@@ -310,8 +318,39 @@ impl Dataset {
         max_bytes: usize,
         mut f: impl FnMut(usize, Values) -> Result<()>,
     ) -> Result<()> {
+        self.blocks(var, sel, max_bytes, |pos, idx| f(pos, self.read(var, idx)?))
+    }
+
+    /// [`Dataset::read_blocks`] without decoding when this file is read by our classic
+    /// reader: `f` gets each block's raw big-endian bytes (one buffer, reused), or the
+    /// decoded values from libnetcdf otherwise.
+    pub fn read_blocks_raw(
+        &self,
+        var: usize,
+        sel: &[Vec<usize>],
+        max_bytes: usize,
+        mut f: impl FnMut(usize, Block<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let mut buf = Vec::new();
+        self.blocks(var, sel, max_bytes, |pos, idx| {
+            if self.read_raw_be_into(var, idx, &mut buf)? {
+                f(pos, Block::Be(&buf))
+            } else {
+                f(pos, Block::Values(self.read(var, idx)?))
+            }
+        })
+    }
+
+    /// The row blocks of [`Dataset::read_blocks`]: `f(pos, selection of the block)`.
+    fn blocks(
+        &self,
+        var: usize,
+        sel: &[Vec<usize>],
+        max_bytes: usize,
+        mut f: impl FnMut(usize, &[Vec<usize>]) -> Result<()>,
+    ) -> Result<()> {
         if sel.is_empty() {
-            return f(0, self.read(var, sel)?);
+            return f(0, sel);
         }
         let es = self.meta().vars[var].ty.size();
         let row: usize = sel[1..].iter().map(Vec::len).product::<usize>() * es;
@@ -321,7 +360,7 @@ impl Dataset {
         while pos < sel[0].len() {
             let end = (pos + per).min(sel[0].len());
             idx[0] = sel[0][pos..end].to_vec();
-            f(pos, self.read(var, &idx)?)?;
+            f(pos, &idx)?;
             pos = end;
         }
         Ok(())

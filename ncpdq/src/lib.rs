@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::{Dataset, OutFile};
+use nco_core::dataset::{Block, Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
 use nco_core::kernels::permute::permute;
@@ -326,8 +326,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             };
             let pv = arith::prepare(m, v, hdf);
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            ds.read_blocks(v, &sel.for_var(m, v), 1 << 20, |_, x| {
-                let (a, b) = nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref());
+            let ty = m.vars[v].ty;
+            ds.read_blocks_raw(v, &sel.for_var(m, v), 1 << 20, |_, x| {
+                let (a, b) = match x {
+                    Block::Be(raw) => {
+                        nco_core::kernels::valid_range_be(ty, raw, pv.in_fill, pv.pack.as_ref())
+                    }
+                    Block::Values(x) => {
+                        nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref())
+                    }
+                };
                 lo = lo.min(a);
                 hi = hi.max(b);
                 Ok(())

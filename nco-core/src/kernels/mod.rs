@@ -141,46 +141,112 @@ pub fn to_values_plain(results: &[f64], ty: NcType) -> (Values, usize) {
 /// Minimum and maximum of the valid (not `fill`, finite) elements after unpacking;
 /// (+inf, -inf) when there are none.
 pub fn valid_range(x: &Values, fill: Option<f64>, pack: Option<&Packing>) -> (f64, f64) {
-    fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
-        with_avx2(
-            #[inline(always)]
-            || match pack {
-                Some(p) => lanes(x, fill, |v| p.unpack(v)),
-                None => lanes(x, fill, |v| v),
-            },
-        )
-    }
-    // Eight independent lanes updated by selects, not branches: the min/max chains do
-    // not wait on each other and the compiler vectorises the loop.
-    #[inline(always)]
-    fn lanes<T: NcNum>(x: &[T], fill: Option<T>, unpack: impl Fn(f64) -> f64) -> (f64, f64) {
-        let mut lo = [f64::INFINITY; 8];
-        let mut hi = [f64::NEG_INFINITY; 8];
-        let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
-        let mut one = |k: usize, e: T| {
-            let v = unpack(e.to_f64());
-            let ok = !(has_fill & (e == f)) & v.is_finite();
-            lo[k] = if ok & (v < lo[k]) { v } else { lo[k] };
-            hi[k] = if ok & (v > hi[k]) { v } else { hi[k] };
-        };
-        let chunks = x.chunks_exact(8);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for k in 0..8 {
-                one(k, c[k]);
-            }
-        }
-        for (k, &e) in rest.iter().enumerate() {
-            one(k, e);
-        }
-        (
-            lo.iter().copied().fold(f64::INFINITY, f64::min),
-            hi.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    }
-    crate::dispatch!(x, v => range(v, typed_fill(fill), pack);
+    crate::dispatch!(x, v => with_avx2(#[inline(always)] || range(v, typed_fill(fill), pack));
         char _c => (f64::INFINITY, f64::NEG_INFINITY);
         string _s => (f64::INFINITY, f64::NEG_INFINITY))
+}
+
+/// [`valid_range`] of raw big-endian bytes of type `ty` (a classic file's layout),
+/// decoded in small pieces that stay in the first-level cache instead of into a copy
+/// of the whole block.
+pub fn valid_range_be(
+    ty: NcType,
+    raw: &[u8],
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+) -> (f64, f64) {
+    #[inline(always)]
+    fn pieces<T: NcNum>(raw: &[u8], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
+        const PIECE: usize = 2048;
+        let mut buf = [T::default(); PIECE];
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for c in raw.chunks(PIECE * T::SIZE) {
+            let n = c.len() / T::SIZE;
+            for (o, b) in buf[..n].iter_mut().zip(c.chunks_exact(T::SIZE)) {
+                *o = T::from_be(b);
+            }
+            let (a, b) = range(&buf[..n], fill, pack);
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+        (lo, hi)
+    }
+    if !ty.is_numeric() {
+        return (f64::INFINITY, f64::NEG_INFINITY);
+    }
+    crate::dispatch_type!(ty, T => with_avx2(#[inline(always)] || pieces::<T>(raw, typed_fill(fill), pack));
+        char => unreachable!("numeric type");
+        string => unreachable!("numeric type"))
+}
+
+#[inline(always)]
+fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
+    match pack {
+        Some(p) => lanes(x, fill, |v| p.unpack(v)),
+        None => native(x, fill),
+    }
+}
+// Unpacked data: compared in its own type (eight single-precision lanes per AVX2
+// register instead of four doubles), lanes starting at the first valid element.
+#[inline(always)]
+fn native<T: NcNum>(x: &[T], fill: Option<T>) -> (f64, f64) {
+    let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
+    let valid = |e: T| !(has_fill & (e == f)) & e.to_f64().is_finite();
+    let Some(first) = x.iter().position(|&e| valid(e)) else {
+        return (f64::INFINITY, f64::NEG_INFINITY);
+    };
+    let x = &x[first..];
+    let mut lo = [x[0]; 16];
+    let mut hi = [x[0]; 16];
+    let mut one = |k: usize, e: T| {
+        let ok = valid(e);
+        lo[k] = if ok & (e < lo[k]) { e } else { lo[k] };
+        hi[k] = if ok & (e > hi[k]) { e } else { hi[k] };
+    };
+    let chunks = x.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..16 {
+            one(k, c[k]);
+        }
+    }
+    for (k, &e) in rest.iter().enumerate() {
+        one(k, e);
+    }
+    (
+        lo.iter().map(|e| e.to_f64()).fold(f64::INFINITY, f64::min),
+        hi.iter()
+            .map(|e| e.to_f64())
+            .fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+// Eight independent lanes updated by selects, not branches: the min/max chains do
+// not wait on each other and the compiler vectorises the loop.
+#[inline(always)]
+fn lanes<T: NcNum>(x: &[T], fill: Option<T>, unpack: impl Fn(f64) -> f64) -> (f64, f64) {
+    let mut lo = [f64::INFINITY; 8];
+    let mut hi = [f64::NEG_INFINITY; 8];
+    let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
+    let mut one = |k: usize, e: T| {
+        let v = unpack(e.to_f64());
+        let ok = !(has_fill & (e == f)) & v.is_finite();
+        lo[k] = if ok & (v < lo[k]) { v } else { lo[k] };
+        hi[k] = if ok & (v > hi[k]) { v } else { hi[k] };
+    };
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            one(k, c[k]);
+        }
+    }
+    for (k, &e) in rest.iter().enumerate() {
+        one(k, e);
+    }
+    (
+        lo.iter().copied().fold(f64::INFINITY, f64::min),
+        hi.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
 }
 
 /// Unpack a buffer to f64, keeping missing elements (equal to `fill`) as `out_fill`.
@@ -205,4 +271,51 @@ pub fn to_f64_unpacked(
     crate::dispatch!(x, v => conv(v, typed_fill(fill), pack, out_fill);
         char c => c.iter().map(|&b| f64::from(b)).collect();
         string s => vec![0.0; s.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_range_skips_fill_nan_and_infinities_in_every_type() {
+        let ident = Packing {
+            scale_factor: 1.0,
+            add_offset: 0.0,
+            unpacked_type: NcType::Double,
+            hdf: false,
+        };
+        // 40 elements: the extremes sit at various lanes, invalid values around them.
+        let mut x: Vec<f64> = (0..40).map(|i| f64::from((i * 17) % 23) - 7.0).collect();
+        x[3] = -99.0; // fill, would be the minimum
+        x[38] = 1e9; // valid maximum, in the remainder
+        let mut xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        xf[0] = f32::NAN;
+        xf[5] = f32::INFINITY;
+        xf[6] = f32::NEG_INFINITY;
+        for v in [
+            Values::Float(xf),
+            Values::Double(x.clone()),
+            Values::Int(x.iter().map(|&v| v as i32).collect()),
+            Values::Short(
+                x.iter()
+                    .map(|&v| v.clamp(-30000.0, 30000.0) as i16)
+                    .collect(),
+            ),
+        ] {
+            let native = valid_range(&v, Some(-99.0), None);
+            let via_f64 = valid_range(&v, Some(-99.0), Some(&ident));
+            assert_eq!(native, via_f64, "{:?}", v.nc_type());
+            assert_eq!(native.0, -7.0, "{:?}", v.nc_type());
+        }
+        assert_eq!(
+            valid_range(&Values::Float(vec![f32::NAN, -99.0]), Some(-99.0), None),
+            (f64::INFINITY, f64::NEG_INFINITY),
+            "no valid element"
+        );
+        assert_eq!(
+            valid_range(&Values::Float(vec![]), None, None).0,
+            f64::INFINITY
+        );
+    }
 }
