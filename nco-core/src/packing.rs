@@ -151,6 +151,22 @@ pub fn pack_params(min: f64, max: f64, ty: NcType) -> Option<(f64, f64)> {
     Some((sf, ao))
 }
 
+/// [`pack_params`] for data of type `work`: for integer data the parameters are stored
+/// in that type, so they are rounded (ties to even) to integers, and a scale that
+/// rounds to 0 (a range narrower than the packed type's) becomes 1, which is not
+/// written: the data are packed as `x - add_offset`, as NCO 5.1.4 does (`ncpdq -M
+/// nxt_lsr` on a short ranging over -10..25 writes `add_offset = 8s` and no
+/// `scale_factor`). A constant field keeps scale 0 (no attribute either).
+pub fn pack_params_for(min: f64, max: f64, ty: NcType, work: NcType) -> Option<(f64, f64)> {
+    let (sf, ao) = pack_params(min, max, ty)?;
+    if work.is_float() || sf == 0.0 {
+        return Some((sf, ao));
+    }
+    let r = sf.round_ties_even();
+    let sf = if r == 0.0 { 1.0 } else { r };
+    Some((sf, ao.round_ties_even()))
+}
+
 /// Pack with known parameters; missing (or non-finite) values become the packed
 /// type's default fill value. The arithmetic `(x - add_offset) / scale_factor` runs in
 /// the unpacked type `work`, as NCO 5.1.4 does (checked element by element against its

@@ -18,6 +18,7 @@ use nco_core::dataset::{Block, Dataset, OutFile};
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
 use nco_core::kernels::permute::permute;
+use nco_core::kernels::ValidRange;
 use nco_core::model::Attr;
 use nco_core::output::{self, TempOutput};
 use nco_core::packing;
@@ -309,6 +310,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 (Policy::XstNew, false, _) => Action::Copy,
                 (_, _, Some((t, true))) => Action::Pack(t),
                 (_, false, Some((t, false))) => Action::Convert(t),
+                // A packed variable whose unpacked type the map does not pack stays
+                // packed as it is (NCO 5.1.4).
+                (_, true, None) => Action::Copy,
                 (_, true, _) => Action::Unpack,
                 (_, false, None) => Action::Copy,
             }
@@ -317,37 +321,41 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let hdf = cli.hdf_upk;
     // Pass 1: the packing parameters need each packed variable's range before the
     // output can be defined; read those variables once, in blocks, in parallel.
-    let params: Vec<Result<Option<(f64, f64)>>> = vars
+    // Each packed variable's parameters, and whether it holds non-finite values
+    // (packed as missing: the variable then needs a fill value).
+    type Params = Option<((f64, f64), bool)>;
+    let params: Vec<Result<Params>> = vars
         .par_iter()
         .enumerate()
-        .map(|(o, &v)| -> Result<Option<(f64, f64)>> {
+        .map(|(o, &v)| -> Result<Params> {
             let Action::Pack(t) = actions[o] else {
                 return Ok(None);
             };
             let pv = arith::prepare(m, v, hdf);
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            let mut r = ValidRange::EMPTY;
             let ty = m.vars[v].ty;
             ds.read_blocks_raw(v, &sel.for_var(m, v), 1 << 20, |_, x| {
-                let (a, b) = match x {
+                r = r.merge(match x {
                     Block::Be(raw) => {
                         nco_core::kernels::valid_range_be(ty, raw, pv.in_fill, pv.pack.as_ref())
                     }
                     Block::Values(x) => {
                         nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref())
                     }
-                };
-                lo = lo.min(a);
-                hi = hi.max(b);
+                });
                 Ok(())
             })?;
-            if lo > hi {
-                lo = 0.0;
-                hi = 0.0;
-            }
-            Ok(packing::pack_params(lo, hi, t))
+            let (lo, hi) = if r.lo > r.hi {
+                (0.0, 0.0)
+            } else {
+                (r.lo, r.hi)
+            };
+            Ok(packing::pack_params_for(lo, hi, t, pv.out.ty).map(|p| (p, r.non_finite > 0)))
         })
         .collect();
-    let params: Vec<Option<(f64, f64)>> = params.into_iter().collect::<Result<_>>()?;
+    let params: Vec<Params> = params.into_iter().collect::<Result<_>>()?;
+    let non_finite: Vec<bool> = params.iter().map(|p| p.is_some_and(|p| p.1)).collect();
+    let params: Vec<Option<(f64, f64)>> = params.iter().map(|p| p.map(|p| p.0)).collect();
     for (o, &v) in vars.iter().enumerate() {
         let out = &mut meta.vars[o];
         match actions[o] {
@@ -370,7 +378,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 out.attrs = m.vars[v].attrs.clone();
                 let ut = pv.out.ty;
                 nco_core::fill::convert_fill_attrs(out, ut);
-                if pv.in_fill.is_some() {
+                // Missing and non-finite values are packed as the packed type's fill.
+                if pv.in_fill.is_some() || non_finite[o] {
                     out.remove_attr("missing_value");
                     nco_core::fill::set_fill_attr(out, t, nco_core::fill::default_fill(t));
                 }

@@ -342,3 +342,37 @@ fn ncecat_does_not_stack_auxiliary_coordinates() {
         "float stn_val(record, stn) ;"
     );
 }
+
+#[test]
+fn nces_extremes_treat_nan_as_nco_does() {
+    // NCO 5.1.4 takes the first member's value and replaces it only by a greater
+    // (smaller) one: an element NaN in the first member stays NaN, NaN in a later member
+    // is skipped, and an element NaN everywhere is NaN (not +-inf).
+    let s = Scratch::new();
+    let m = |name: &str, v: &str| {
+        cdl(
+            &s,
+            name,
+            &format!(
+                "netcdf {name} {{ dimensions: n = 3 ; variables: double v(n) ; data: v = {v} ; }}"
+            ),
+        )
+    };
+    let (a, b, c) = (
+        m("a", "NaN, 5, NaN"),
+        m("b", "1, NaN, NaN"),
+        m("c", "2, 7, NaN"),
+    );
+    for (y, want) in [("min", "nan 5 nan"), ("max", "nan 7 nan")] {
+        let out = s.arg(&format!("{y}.nc"));
+        nco("nces")
+            .args(["-O", "-y", y, &a, &b, &c, &out])
+            .succeeds();
+        assert_eq!(value(&out, "v", "%g ", &[]).to_lowercase(), want, "{y}");
+    }
+    let out = s.arg("later.nc");
+    nco("nces")
+        .args(["-O", "-y", "min", &b, &a, &c, &out])
+        .succeeds();
+    assert_eq!(value(&out, "v", "%g ", &[]).to_lowercase(), "1 nan nan");
+}

@@ -429,3 +429,80 @@ fn all_new_packs_the_variables_nco_packs() {
         assert_eq!(header_lines(&out, &format!(" {name}(")), decl, "{name}");
     }
 }
+
+#[test]
+fn packing_integers_with_a_scale_below_one_keeps_the_data() {
+    // A short spanning -10..25 packed into a byte (-M nxt_lsr): the scale (35/254)
+    // rounds to 0 in the integer type, so NCO 5.1.4 writes no scale_factor and packs
+    // x - add_offset; an earlier nco-rs wrote scale_factor = 0 and zeros (data lost).
+    let s = Scratch::new();
+    let f = common::cdl(
+        &s,
+        "ints",
+        "netcdf ints { dimensions: x = 5 ; variables: short s(x) ; int i(x) ; int j(x) ; \
+         data: s = -10, 0, 5, 20, 25 ; i = 1, 2, 3, 4, 5 ; j = -100000, 0, 5, 20, 100000 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncpdq")
+        .args(["-O", "-M", "nxt_lsr", &f, &out])
+        .succeeds();
+    assert_eq!(header_lines(&out, "s:add_offset"), "s:add_offset = 8s ;");
+    assert_eq!(header_lines(&out, "s:scale_factor"), "");
+    assert_eq!(value(&out, "s", "%d ", &[]), "-18 -8 -3 12 17");
+    assert_eq!(header_lines(&out, "i:add_offset"), "i:add_offset = 3 ;");
+    assert_eq!(header_lines(&out, "i:scale_factor"), "");
+    assert_eq!(value(&out, "i", "%d ", &[]), "-2 -1 0 1 2");
+    assert_eq!(
+        header_lines(&out, "j:scale_factor"),
+        "j:scale_factor = -3 ;"
+    );
+    assert_eq!(value(&out, "j", "%d ", &[]), "-32203 0 -1 -6 32203");
+}
+
+#[test]
+fn packing_nan_and_infinities_become_missing() {
+    // Compatibility difference (intended): NCO 5.1.4 packs NaN and +-Inf as ordinary
+    // numbers (garbage after unpacking, or NaN scale factors); we pack them as the
+    // packed type's fill value and give the variable that _FillValue.
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let f = common::cdl(
+        &s,
+        "nan",
+        "netcdf nan { dimensions: x = 4 ; variables: float d(x) ; float e(x) ; float h(x) ; \
+         data: d = 1, NaN, 3, 5 ; e = 1, 3, -Infinity, 5 ; h = 1, 2, 4, 5 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncpdq").args(["-O", &f, &out]).succeeds();
+    assert_eq!(
+        header_lines(&out, "d:_FillValue"),
+        "d:_FillValue = -32767s ;"
+    );
+    assert_eq!(value(&out, "d", "%d ", &[]), "32766 _ 0 -32766");
+    assert_eq!(value(&out, "e", "%d ", &[]), "32766 0 _ -32766");
+    assert_eq!(header_lines(&out, "h:_FillValue"), "", "no fill needed");
+    let back = s.arg("back.nc");
+    nco("ncpdq").args(["-O", "-U", &out, &back]).succeeds();
+    assert_eq!(value(&back, "d", "%g ", &[]), "1 _ 3 5");
+}
+
+#[test]
+fn repacking_keeps_a_packed_variable_the_map_does_not_pack() {
+    // i is a short packing ints (unpacked type int); -M flt_sht packs floats only, so
+    // -P all_new leaves i packed as it is (NCO 5.1.4), not unpacked.
+    let s = Scratch::new();
+    let f = common::cdl(
+        &s,
+        "pk",
+        "netcdf pk { dimensions: x = 3 ; variables: short i(x) ; i:add_offset = 12500 ; \
+         i:scale_factor = -1 ; data: i = 1, 2, 3 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncpdq")
+        .args(["-O", "-P", "all_new", "-M", "flt_sht", &f, &out])
+        .succeeds();
+    assert_eq!(header_lines(&out, "i("), "short i(x) ;");
+    assert_eq!(value(&out, "i", "%d ", &[]), "1 2 3");
+}

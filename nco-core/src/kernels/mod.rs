@@ -138,12 +138,43 @@ pub fn to_values_plain(results: &[f64], ty: NcType) -> (Values, usize) {
         string => (Values::Str(vec![String::new(); results.len()]), 0))
 }
 
-/// Minimum and maximum of the valid (not `fill`, finite) elements after unpacking;
-/// (+inf, -inf) when there are none.
-pub fn valid_range(x: &Values, fill: Option<f64>, pack: Option<&Packing>) -> (f64, f64) {
+/// What [`valid_range`] finds in a buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValidRange {
+    /// Smallest valid (not the fill value, finite) element after unpacking; +inf
+    /// when there is none.
+    pub lo: f64,
+    /// Largest valid element; -inf when there is none.
+    pub hi: f64,
+    /// Elements that are not the fill value and not finite (NaN, +-Inf): packing
+    /// writes them as missing, so the packed variable needs a fill value.
+    pub non_finite: u64,
+}
+
+impl ValidRange {
+    /// Nothing seen yet.
+    pub const EMPTY: ValidRange = ValidRange {
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
+        non_finite: 0,
+    };
+
+    /// The range of two buffers together.
+    pub fn merge(self, o: ValidRange) -> ValidRange {
+        ValidRange {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+            non_finite: self.non_finite + o.non_finite,
+        }
+    }
+}
+
+/// Minimum and maximum of the valid (not `fill`, finite) elements after unpacking
+/// (+inf, -inf when there are none), and the count of non-finite ones.
+pub fn valid_range(x: &Values, fill: Option<f64>, pack: Option<&Packing>) -> ValidRange {
     crate::dispatch!(x, v => with_avx2(#[inline(always)] || range(v, typed_fill(fill), pack));
-        char _c => (f64::INFINITY, f64::NEG_INFINITY);
-        string _s => (f64::INFINITY, f64::NEG_INFINITY))
+        char _c => ValidRange::EMPTY;
+        string _s => ValidRange::EMPTY)
 }
 
 /// [`valid_range`] of raw big-endian bytes of type `ty` (a classic file's layout),
@@ -154,25 +185,23 @@ pub fn valid_range_be(
     raw: &[u8],
     fill: Option<f64>,
     pack: Option<&Packing>,
-) -> (f64, f64) {
+) -> ValidRange {
     #[inline(always)]
-    fn pieces<T: NcNum>(raw: &[u8], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
+    fn pieces<T: NcNum>(raw: &[u8], fill: Option<T>, pack: Option<&Packing>) -> ValidRange {
         const PIECE: usize = 2048;
         let mut buf = [T::default(); PIECE];
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut r = ValidRange::EMPTY;
         for c in raw.chunks(PIECE * T::SIZE) {
             let n = c.len() / T::SIZE;
             for (o, b) in buf[..n].iter_mut().zip(c.chunks_exact(T::SIZE)) {
                 *o = T::from_be(b);
             }
-            let (a, b) = range(&buf[..n], fill, pack);
-            lo = lo.min(a);
-            hi = hi.max(b);
+            r = r.merge(range(&buf[..n], fill, pack));
         }
-        (lo, hi)
+        r
     }
     if !ty.is_numeric() {
-        return (f64::INFINITY, f64::NEG_INFINITY);
+        return ValidRange::EMPTY;
     }
     crate::dispatch_type!(ty, T => with_avx2(#[inline(always)] || pieces::<T>(raw, typed_fill(fill), pack));
         char => unreachable!("numeric type");
@@ -180,17 +209,26 @@ pub fn valid_range_be(
 }
 
 #[inline(always)]
-fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> (f64, f64) {
-    match pack {
-        Some(p) => lanes(x, fill, |v| p.unpack(v)),
-        None => native(x, fill),
-    }
+fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> ValidRange {
+    let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
+    let (lo, hi) = match pack {
+        Some(p) => lanes(x, has_fill, f, |v| p.unpack(v)),
+        None => native(x, has_fill, f),
+    };
+    // Counted apart (rare, and a plain count the compiler vectorises).
+    let non_finite = x
+        .iter()
+        .map(|&e| {
+            let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
+            u64::from(!(has_fill & (e == f)) & !v.is_finite())
+        })
+        .sum();
+    ValidRange { lo, hi, non_finite }
 }
 // Unpacked data: compared in its own type (eight single-precision lanes per AVX2
 // register instead of four doubles), lanes starting at the first valid element.
 #[inline(always)]
-fn native<T: NcNum>(x: &[T], fill: Option<T>) -> (f64, f64) {
-    let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
+fn native<T: NcNum>(x: &[T], has_fill: bool, f: T) -> (f64, f64) {
     let valid = |e: T| !(has_fill & (e == f)) & e.to_f64().is_finite();
     let Some(first) = x.iter().position(|&e| valid(e)) else {
         return (f64::INFINITY, f64::NEG_INFINITY);
@@ -223,10 +261,9 @@ fn native<T: NcNum>(x: &[T], fill: Option<T>) -> (f64, f64) {
 // Eight independent lanes updated by selects, not branches: the min/max chains do
 // not wait on each other and the compiler vectorises the loop.
 #[inline(always)]
-fn lanes<T: NcNum>(x: &[T], fill: Option<T>, unpack: impl Fn(f64) -> f64) -> (f64, f64) {
+fn lanes<T: NcNum>(x: &[T], has_fill: bool, f: T, unpack: impl Fn(f64) -> f64) -> (f64, f64) {
     let mut lo = [f64::INFINITY; 8];
     let mut hi = [f64::NEG_INFINITY; 8];
-    let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
     let mut one = |k: usize, e: T| {
         let v = unpack(e.to_f64());
         let ok = !(has_fill & (e == f)) & v.is_finite();
@@ -306,16 +343,24 @@ mod tests {
             let native = valid_range(&v, Some(-99.0), None);
             let via_f64 = valid_range(&v, Some(-99.0), Some(&ident));
             assert_eq!(native, via_f64, "{:?}", v.nc_type());
-            assert_eq!(native.0, -7.0, "{:?}", v.nc_type());
+            assert_eq!(native.lo, -7.0, "{:?}", v.nc_type());
+            let floats = matches!(v, Values::Float(_));
+            assert_eq!(
+                native.non_finite,
+                if floats { 3 } else { 0 },
+                "{:?}",
+                v.nc_type()
+            );
         }
+        let none = valid_range(&Values::Float(vec![f32::NAN, -99.0]), Some(-99.0), None);
         assert_eq!(
-            valid_range(&Values::Float(vec![f32::NAN, -99.0]), Some(-99.0), None),
-            (f64::INFINITY, f64::NEG_INFINITY),
-            "no valid element"
+            (none.lo, none.hi, none.non_finite),
+            (f64::INFINITY, f64::NEG_INFINITY, 1),
+            "no valid element, one NaN"
         );
         assert_eq!(
-            valid_range(&Values::Float(vec![]), None, None).0,
-            f64::INFINITY
+            valid_range(&Values::Float(vec![]), None, None),
+            ValidRange::EMPTY
         );
     }
 }

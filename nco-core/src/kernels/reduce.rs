@@ -166,32 +166,32 @@ impl Accum {
         self.tally[i] + self.uni_n
     }
 
+    /// Add one value to output element `o`. Extremes follow NCO's comparison: the
+    /// first value is taken as it is and a later one replaces it only when it compares
+    /// greater (smaller), so a NaN first value stays (NaN) and a later NaN is skipped.
     #[inline(always)]
     fn push_val(&mut self, o: usize, x: f64, w: f64) {
+        let first = self.tally[o] + self.uni_n == 0;
         let v = &mut self.val[o];
+        let keep = |v: &mut f64, y: f64, better: bool| {
+            if first || better {
+                *v = y;
+            }
+        };
         match self.op {
             Op::Avg | Op::Sqrt | Op::SqrAvg | Op::Ttl => *v += w * x,
             Op::MEbs | Op::TAbs => *v += w * x.abs(),
             Op::AvgSqr | Op::Rms | Op::RmsSdn => *v += w * x * x,
-            Op::Max => *v = v.max(w * x),
-            Op::Min => *v = v.min(w * x),
-            Op::MAbs => *v = v.max((w * x).abs()),
-            Op::MIbs => *v = v.min((w * x).abs()),
+            Op::Max => keep(v, w * x, w * x > *v),
+            Op::Min => keep(v, w * x, w * x < *v),
+            Op::MAbs => keep(v, (w * x).abs(), (w * x).abs() > *v),
+            Op::MIbs => keep(v, (w * x).abs(), (w * x).abs() < *v),
         }
     }
 
     #[inline(always)]
     fn push(&mut self, o: usize, x: f64, w: f64) {
-        let v = &mut self.val[o];
-        match self.op {
-            Op::Avg | Op::Sqrt | Op::SqrAvg | Op::Ttl => *v += w * x,
-            Op::MEbs | Op::TAbs => *v += w * x.abs(),
-            Op::AvgSqr | Op::Rms | Op::RmsSdn => *v += w * x * x,
-            Op::Max => *v = v.max(w * x),
-            Op::Min => *v = v.min(w * x),
-            Op::MAbs => *v = v.max((w * x).abs()),
-            Op::MIbs => *v = v.min((w * x).abs()),
-        }
+        self.push_val(o, x, w);
         self.wsum[o] += w;
         self.tally[o] += 1;
     }
@@ -395,18 +395,35 @@ impl Accum {
     }
 
     /// Merge another accumulator of the same op and size (parallel partial results).
+    /// `other` holds the values that come after this accumulator's (extremes compare
+    /// as [`Accum::push_val`] does).
     pub fn merge(&mut self, other: &Accum) {
         self.weighted |= other.weighted;
+        let own_uni = self.uni_n;
         self.uni_n += other.uni_n;
         self.uni_w += other.uni_w;
         for i in 0..self.val.len() {
             if other.tally[i] + other.uni_n == 0 {
                 continue;
             }
+            let (a, b) = (self.val[i], other.val[i]);
+            let first = self.tally[i] + own_uni == 0;
             self.val[i] = match self.op {
-                Op::Max | Op::MAbs => self.val[i].max(other.val[i]),
-                Op::Min | Op::MIbs => self.val[i].min(other.val[i]),
-                _ => self.val[i] + other.val[i],
+                Op::Max | Op::MAbs => {
+                    if first || b > a {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                Op::Min | Op::MIbs => {
+                    if first || b < a {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                _ => a + b,
             };
             self.wsum[i] += other.wsum[i];
             self.tally[i] += other.tally[i];
