@@ -494,7 +494,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCod
         .collect();
     let result = match std::panic::catch_unwind(|| run(prog, argv)) {
         Ok(r) => r,
-        Err(_) => return ExitCode::from(1),
+        Err(_) => fail_exit(),
     };
     if debug_level() >= 1 {
         eprintln!("{prog}: {}", crate::rusage::report(start));
@@ -504,9 +504,22 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCod
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{prog}: ERROR {e}");
-            ExitCode::from(1)
+            fail_exit()
         }
     }
+}
+
+/// Exit with status 1 after a failure, without the C libraries' exit handlers: after a
+/// failed netCDF-4 write (a full disk), HDF5's handler closes the files it still holds
+/// and crashes on them (SIGSEGV, found by a break test; NCO 5.1.4 crashes the same
+/// way). Our own clean-up (the temporary output) has run by then; standard output is
+/// flushed first.
+fn fail_exit() -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` ends the process at once; nothing of ours is left to drop.
+    unsafe { libc::_exit(1) }
 }
 
 /// `fn main` of an operator binary: `nco_core::main!("ncks", ncks::run);`

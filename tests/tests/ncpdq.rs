@@ -506,3 +506,25 @@ fn repacking_keeps_a_packed_variable_the_map_does_not_pack() {
     assert_eq!(header_lines(&out, "i("), "short i(x) ;");
     assert_eq!(value(&out, "i", "%d ", &[]), "1 2 3");
 }
+
+#[test]
+fn bad_full_disk_with_netcdf4_output_fails_cleanly() {
+    // A file-size limit stands in for a full disk (SIGXFSZ ignored, so writes fail with
+    // EFBIG). HDF5's exit handler used to crash on the half-written file (exit 139, as
+    // NCO 5.1.4 does); now: one error line, status 1, no temporary file.
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    let bin = nco_tests::bin("ncpdq");
+    let r = nco_tests::tool("sh")
+        .args(["-c", "ulimit -f 4; trap '' XFSZ; exec \"$0\" \"$@\""])
+        .arg(&bin)
+        .args(["-O", "-4", "-P", "all_new", &fx(), &out])
+        .run();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.starts_with("ncpdq: ERROR"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(s.files().is_empty(), "left behind: {:?}", s.files());
+}
