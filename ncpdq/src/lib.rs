@@ -481,6 +481,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                         return Ok(p);
                     }
                 }
+                if let (Action::Unpack, Some(p)) = (actions[o], &pv.pack) {
+                    if let Some(u) = packing::unpack_single(&x, pv.in_fill, p, pv.out_fill) {
+                        return Ok(u);
+                    }
+                }
                 let f = pv.unpacked(&x);
                 let miss = pv.in_fill.map(|_| pv.out_fill);
                 let res = || -> Vec<Option<f64>> {

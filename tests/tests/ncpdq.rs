@@ -528,3 +528,20 @@ fn bad_full_disk_with_netcdf4_output_fails_cleanly() {
     assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
     assert!(s.files().is_empty(), "left behind: {:?}", s.files());
 }
+
+#[test]
+fn unpacking_to_float_computes_in_single_precision() {
+    // NCO 5.1.4 unpacks into NC_FLOAT in float arithmetic: 12345 * -0.0001831166f + 1.f
+    // is -1.26057434 there, -1.26057446 when computed in double and rounded.
+    let s = Scratch::new();
+    let f = common::cdl(
+        &s,
+        "up",
+        "netcdf up { dimensions: x = 3 ; variables: short p(x) ; \
+         p:scale_factor = -0.0001831166f ; p:add_offset = 1.f ; p:_FillValue = -32767s ; \
+         data: p = 12345, _, 27149 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncpdq").args(["-O", "-U", &f, &out]).succeeds();
+    assert_eq!(value(&out, "p", "%.9g ", &[]), "-1.26057434 _ -3.97143269");
+}
