@@ -109,7 +109,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         cli.std.slab.user_order,
         &|v| sets[0].read_all(v),
     )?;
-    let vars = nco_core::select::select(first, &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
     // Members must agree on every selected variable's type and shape.
     for ds in &sets[1..] {
         let m = ds.meta();

@@ -107,6 +107,16 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     out
 }
 
+/// [`select`] in the input file's order, the order NCO 5.1.4's ncwa, ncra, ncrcat,
+/// nces, ncecat and ncpdq write (its ncks and ncbo alphabetise; checked with each).
+///
+/// Errors: as [`select`].
+pub fn select_input_order(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
+    let mut vars = select(meta, args)?;
+    vars.sort_unstable();
+    Ok(vars)
+}
+
 /// Resolve the extraction list to variable indices in alphabetical order.
 ///
 /// Errors: a plain name that is not in the file; `-x` of a variable others need

@@ -223,7 +223,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         cli.std.slab.user_order,
         &|v| ds.read_all(v),
     )?;
-    let vars = nco_core::select::select(m, &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_input_order(m, &cli.std.select.select_args())?;
     // New record dimension.
     let old_rec = m.record_dim();
     let listed: Vec<usize> = order.iter().map(|x| x.0).collect();

@@ -414,7 +414,7 @@ fn prepare(
     if let Some(v) = &vars_override {
         sel_args.vars = nco_core::select::split_list(v);
     }
-    let vars = nco_core::select::select(first, &sel_args)?;
+    let vars = nco_core::select::select_input_order(first, &sel_args)?;
     multifile::check_fixed_dims(sets, &vars)?;
     let weights = match &cli.weight {
         None => Weights::None,
@@ -799,7 +799,7 @@ fn station_form(
         sel.dims[rec] = Some((0..picks.len()).collect());
         selections.push(sel);
     }
-    let vars = nco_core::select::select(first, &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
     multifile::check_fixed_dims(sets, &vars)?;
     let mut plan = stations::plan_station_form(
         first,

@@ -249,9 +249,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         cli.std.slab.user_order,
         &|v| ds.read_all(v),
     )?;
-    // ncwa keeps the input file's variable order (NCO 5.1.4; ncks alphabetises).
-    let mut vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
-    vars.sort_unstable();
+    let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
     // Dimensions to reduce.
     let avg_dims: Vec<usize> = match &cli.avg {
         Some(list) => nco_core::select::split_list(list)

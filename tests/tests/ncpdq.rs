@@ -545,3 +545,36 @@ fn unpacking_to_float_computes_in_single_precision() {
     nco("ncpdq").args(["-O", "-U", &f, &out]).succeeds();
     assert_eq!(value(&out, "p", "%.9g ", &[]), "-1.26057434 _ -3.97143269");
 }
+
+#[test]
+fn operators_keep_the_input_variable_order_ncks_and_ncbo_alphabetise() {
+    // NCO 5.1.4: ncpdq, ncwa, ncra, ncrcat, nces and ncecat write the variables in the
+    // input's order; ncks and ncbo in alphabetical order.
+    let s = Scratch::new();
+    let f = common::cdl(
+        &s,
+        "order",
+        "netcdf order { dimensions: time = UNLIMITED ; x = 2 ; variables: double time(time) ; \
+         float zeta(time, x) ; float alpha(time, x) ; int mid(x) ; \
+         data: time = 1, 2 ; zeta = 1, 2, 3, 4 ; alpha = 5, 6, 7, 8 ; mid = 1, 2 ; }",
+    );
+    let order = |file: &str| -> String {
+        nco_tests::ncdump(&["-h"], file)
+            .lines()
+            .filter(|l| l.starts_with('\t') && !l.starts_with("\t\t") && !l.contains('='))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .map(|n| n.split(['(', ';']).next().unwrap_or(n).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for op in ["ncpdq", "ncwa", "ncra", "ncrcat", "nces", "ncecat"] {
+        let out = s.arg(&format!("{op}.nc"));
+        nco(op).args(["-O", &f, &out]).succeeds();
+        assert_eq!(order(&out), "time zeta alpha mid", "{op}");
+    }
+    for (op, extra) in [("ncks", None), ("ncbo", Some(f.clone()))] {
+        let out = s.arg(&format!("{op}.nc"));
+        nco(op).args(["-O", &f]).args(extra).arg(&out).succeeds();
+        assert_eq!(order(&out), "alpha mid time zeta", "{op}");
+    }
+}
