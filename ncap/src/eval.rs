@@ -777,13 +777,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn atan2(&mut self, a: Val, b: Val) -> Result<Val> {
-        // Typed like a binary operation, integers computed in double.
+        // Shaped like a binary operation; always computed and typed in double, as NCO
+        // 5.1.4 does (atan2 of two floats is a double there).
         let mut r = self.binary(BinOp::Add, a.clone(), b.clone())?;
-        let ty = if r.ty().is_float() {
-            r.ty()
-        } else {
-            NcType::Double
-        };
+        let ty = NcType::Double;
         let (_, _, ma, mb) = self.conform(&a, &b)?;
         let ca = num::as_type(&a.data, ty);
         let cb = num::as_type(&b.data, ty);
@@ -1459,6 +1456,16 @@ mod tests {
         assert_eq!(val(&v, "u").1, vec![36.0]);
         assert_eq!(val(&v, "w").1, vec![2.0, 4.0, 6.0, 8.0]);
         assert_eq!(v["w"].val.dims.len(), 1);
+    }
+
+    #[test]
+    fn atan2_is_double_whatever_its_arguments() {
+        // NCO 5.1.4: atan2 of two floats is a double (checked with ncap2 -s).
+        let (v, _) = run("a=atan2(1.0f,2.0f);b=atan2(1,2);c=atan2(1.0,-1.0)");
+        let want = 1f64.atan2(2.0);
+        assert_eq!(val(&v, "a"), (NcType::Double, vec![want]));
+        assert_eq!(val(&v, "b"), (NcType::Double, vec![want]));
+        assert_eq!(val(&v, "c"), (NcType::Double, vec![1f64.atan2(-1.0)]));
     }
 
     #[test]
