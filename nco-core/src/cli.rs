@@ -69,7 +69,9 @@ pub struct CommonArgs {
         value_name = "N"
     )]
     pub threads: Option<usize>,
-    /// Write the output file directly instead of through a temporary file
+    /// Accepted for NCO compatibility; the output still goes through a temporary file
+    /// in its own folder, renamed on success (free, and a failed run never leaves a
+    /// half-written output)
     #[arg(long = "no_tmp_fl")]
     pub no_tmp_fl: bool,
     /// Write through a temporary file (the default)

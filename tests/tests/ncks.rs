@@ -1009,3 +1009,24 @@ fn repeated_v_keeps_the_last_list() {
     let (_s, out) = extract(&["-O", "-C", "-v", "sc_dbl", "-v", "sc_int"]);
     assert_eq!(var_names(&out), ["sc_int"]);
 }
+
+#[test]
+fn no_tmp_fl_still_keeps_the_old_output_on_failure() {
+    // Compatibility difference (intended): NCO writes in place with --no_tmp_fl; we keep
+    // the temporary file, so a write that fails (here a file-size limit, SIGXFSZ
+    // ignored) leaves the previous output as it was.
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    std::fs::write(&out, b"previous output").expect("write");
+    let r = nco_tests::tool("sh")
+        .args(["-c", "ulimit -f 1; trap '' XFSZ; exec \"$0\" \"$@\""])
+        .arg(nco_tests::bin("ncks"))
+        .args(["-O", "--no_tmp_fl", &fx(), &out])
+        .run();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(std::fs::read(&out).expect("read"), b"previous output");
+    assert_eq!(s.files().len(), 1, "{:?}", s.files());
+}
