@@ -670,6 +670,18 @@ fn emit(
                 )?;
             }
             let normalize = !(cli.numerator && !first.is_coord_var(var));
+            let per_file_norm = matches!(
+                (weights_ref, normalize, this_op),
+                (Weights::PerFile(_), true, Op::Avg)
+            ) && !first.is_coord_var(var)
+                && pv.in_fill.is_none();
+            if !per_file_norm {
+                // Typed straight from the accumulator (no intermediate results).
+                let (vals, over) = acc.finish_values(normalize, pv.out.ty, pv.out_fill);
+                arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
+                chunks.push((base_records + g, vals));
+                continue;
+            }
             let mut res = acc.finish(normalize);
             if let (Weights::PerFile(ws), true, Op::Avg) = (weights_ref, normalize, this_op) {
                 if !first.is_coord_var(var) && pv.in_fill.is_none() {

@@ -112,8 +112,9 @@ pub struct Accum {
     /// The statistic.
     pub op: Op,
     val: Vec<f64>,
-    /// Per-element weight sums and counts of the contributions that were not uniform;
-    /// zero-initialised (untouched pages cost nothing) and added to the uniform ones.
+    /// Per-element weight sums and counts of the contributions that were not uniform,
+    /// added to the uniform ones; empty until the first such contribution (a fill-free
+    /// average never needs them: two thirds of the accumulator's memory).
     wsum: Vec<f64>,
     tally: Vec<u64>,
     /// Count and weight sum that every element received (fill-free element-wise adds).
@@ -143,8 +144,8 @@ impl Accum {
         Accum {
             op,
             val: vec![init; n],
-            wsum: vec![0.0; n],
-            tally: vec![0; n],
+            wsum: Vec::new(),
+            tally: Vec::new(),
             uni_n: 0,
             uni_w: 0.0,
             weighted: false,
@@ -163,7 +164,20 @@ impl Accum {
 
     /// Number of valid values accumulated into element `i`.
     pub fn tally(&self, i: usize) -> u64 {
-        self.tally[i] + self.uni_n
+        self.tally.get(i).copied().unwrap_or(0) + self.uni_n
+    }
+
+    /// Weight sum of element `i`.
+    fn weight(&self, i: usize) -> f64 {
+        self.wsum.get(i).copied().unwrap_or(0.0) + self.uni_w
+    }
+
+    /// Allocate the per-element counts before a contribution that is not uniform.
+    fn counts(&mut self) {
+        if self.tally.len() != self.val.len() {
+            self.wsum = vec![0.0; self.val.len()];
+            self.tally = vec![0; self.val.len()];
+        }
     }
 
     /// Add one value to output element `o`. Extremes follow NCO's comparison: the
@@ -171,7 +185,7 @@ impl Accum {
     /// greater (smaller), so a NaN first value stays (NaN) and a later NaN is skipped.
     #[inline(always)]
     fn push_val(&mut self, o: usize, x: f64, w: f64) {
-        let first = self.tally[o] + self.uni_n == 0;
+        let first = self.tally(o) == 0;
         let v = &mut self.val[o];
         let keep = |v: &mut f64, y: f64, better: bool| {
             if first || better {
@@ -259,6 +273,7 @@ impl Accum {
             // element, so the loop vectorises. Adding +0.0 for a missing element leaves
             // the sum as it was (a sum that starts at +0.0 is never -0.0).
             (Some(f), None) if matches!(self.op, Op::Avg | Op::Ttl) => {
+                self.counts();
                 let (val, wsum, tally) = (&mut self.val, &mut self.wsum, &mut self.tally);
                 super::with_avx2(
                     #[inline(always)]
@@ -278,6 +293,7 @@ impl Accum {
                 );
             }
             (Some(_), _) => {
+                self.counts();
                 for (i, e) in x.enumerate() {
                     if fill == Some(e) {
                         continue;
@@ -312,6 +328,7 @@ impl Accum {
         if weight.is_some() {
             self.weighted = true;
         }
+        self.counts();
         let nd = shape.len();
         if nd == 0 {
             if let Some(&e) = x.first() {
@@ -403,11 +420,11 @@ impl Accum {
         self.uni_n += other.uni_n;
         self.uni_w += other.uni_w;
         for i in 0..self.val.len() {
-            if other.tally[i] + other.uni_n == 0 {
+            if other.tally(i) == 0 {
                 continue;
             }
             let (a, b) = (self.val[i], other.val[i]);
-            let first = self.tally[i] + own_uni == 0;
+            let first = self.tally.get(i).copied().unwrap_or(0) + own_uni == 0;
             self.val[i] = match self.op {
                 Op::Max | Op::MAbs => {
                     if first || b > a {
@@ -425,8 +442,11 @@ impl Accum {
                 }
                 _ => a + b,
             };
-            self.wsum[i] += other.wsum[i];
-            self.tally[i] += other.tally[i];
+            if !other.tally.is_empty() {
+                self.counts();
+                self.wsum[i] += other.wsum[i];
+                self.tally[i] += other.tally[i];
+            }
         }
     }
 
@@ -444,25 +464,30 @@ impl Accum {
             let fill = T::from_f64(fill);
             let mut out: Vec<T> = Vec::with_capacity(a.val.len());
             let mut over = 0usize;
+            let mut one = |v: f64, ws: f64, t: u64| {
+                let m = v / (ws + a.uni_w);
+                let valid = t + a.uni_n != 0;
+                over += usize::from(valid & !T::fits(m));
+                if valid {
+                    T::from_f64(m)
+                } else {
+                    fill
+                }
+            };
             super::with_avx2(
                 #[inline(always)]
                 || {
-                    out.extend(
-                        a.val
-                            .iter()
-                            .zip(&a.wsum)
-                            .zip(&a.tally)
-                            .map(|((&v, &ws), &t)| {
-                                let m = v / (ws + a.uni_w);
-                                let valid = t + a.uni_n != 0;
-                                over += usize::from(valid & !T::fits(m));
-                                if valid {
-                                    T::from_f64(m)
-                                } else {
-                                    fill
-                                }
-                            }),
-                    );
+                    if a.tally.is_empty() {
+                        out.extend(a.val.iter().map(|&v| one(v, 0.0, 0)));
+                    } else {
+                        out.extend(
+                            a.val
+                                .iter()
+                                .zip(&a.wsum)
+                                .zip(&a.tally)
+                                .map(|((&v, &ws), &t)| one(v, ws, t)),
+                        );
+                    }
                 },
             );
             (T::into_values(out), over)
@@ -480,12 +505,12 @@ impl Accum {
     pub fn finish(&self, normalize: bool) -> Vec<Option<f64>> {
         (0..self.val.len())
             .map(|i| {
-                let n = self.tally[i] + self.uni_n;
+                let n = self.tally(i);
                 if n == 0 {
                     return None;
                 }
                 let v = self.val[i];
-                let ws = self.wsum[i] + self.uni_w;
+                let ws = self.weight(i);
                 let mean = |v: f64| if normalize { v / ws } else { v };
                 Some(match self.op {
                     Op::Avg | Op::MEbs | Op::AvgSqr => mean(v),
@@ -720,6 +745,16 @@ mod tests {
             let want = crate::kernels::to_values(&acc.finish(true), ty, -99.0);
             assert_eq!(acc.finish_values(true, ty, -99.0), want, "{ty:?}");
         }
+        // Without missing values the per-element counts are never allocated.
+        let mut plain = Accum::new(Op::Avg, 3);
+        plain.add_elementwise(&[1.5f32, 2.5, -7.0], None, None, 1.0);
+        plain.add_elementwise(&[2.5f32, 2.5, 40000.0], None, None, 1.0);
+        assert!(plain.tally.is_empty() && plain.wsum.is_empty());
+        for ty in [NcType::Short, NcType::Float, NcType::Int] {
+            let want = crate::kernels::to_values(&plain.finish(true), ty, -99.0);
+            assert_eq!(plain.finish_values(true, ty, -99.0), want, "{ty:?}");
+        }
+        assert_eq!(plain.tally(2), 2);
         let (v, over) = acc.finish_values(true, NcType::Short, -99.0);
         assert_eq!((v, over), (Values::Short(vec![2, -25536, -99, 2]), 1));
     }
