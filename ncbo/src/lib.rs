@@ -220,8 +220,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;
     let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
-    // Copied variables first, then each computed one streamed in blocks of rows of its
-    // larger operand (the smaller, broadcast one is read whole), computed in parallel.
+    // Copied variables first, then the computed ones.
     let computed: Vec<bool> = (0..vars.len())
         .map(|o| jobs.iter().any(|j| j.out == o))
         .collect();
@@ -230,83 +229,106 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             extract::copy_unchanged(&a, v, &sel_a, &mut of, o)?;
         }
     }
-    for (j, (pa, pb)) in jobs.iter().zip(&procs) {
-        let (big, big_id, big_idx, small, small_id, small_idx) = if j.swap {
-            (
-                &b,
-                j.vb,
-                sel_b.for_var(bm, j.vb),
-                &a,
-                j.va,
-                sel_a.for_var(am, j.va),
-            )
-        } else {
-            (
-                &a,
-                j.va,
-                sel_a.for_var(am, j.va),
-                &b,
-                j.vb,
-                sel_b.for_var(bm, j.vb),
-            )
-        };
-        let (pbig, psmall) = if j.swap { (pb, pa) } else { (pa, pb) };
-        let small_whole = match &j.map {
-            Some(_) => Some(psmall.unpacked(&small.read(small_id, &small_idx)?)),
+    // The operands of each job: (larger file, its variable, its selection, smaller
+    // file, variable, selection), and the smaller operand read whole when it is
+    // broadcast through a map.
+    type Side<'d> = (&'d Dataset, usize, Vec<Vec<usize>>);
+    let sides: Vec<(Side<'_>, Side<'_>)> = jobs
+        .iter()
+        .map(|j| {
+            let sa = (&a, j.va, sel_a.for_var(am, j.va));
+            let sb = (&b, j.vb, sel_b.for_var(bm, j.vb));
+            if j.swap {
+                (sb, sa)
+            } else {
+                (sa, sb)
+            }
+        })
+        .collect();
+    let mut small_whole: Vec<Option<Vec<f64>>> = Vec::with_capacity(jobs.len());
+    for ((j, (pa, pb)), (_, (small, small_id, small_idx))) in jobs.iter().zip(&procs).zip(&sides) {
+        let psmall = if j.swap { pa } else { pb };
+        small_whole.push(match &j.map {
+            Some(_) => Some(psmall.unpacked(&small.read(*small_id, small_idx)?)),
             None => None,
+        });
+    }
+    // Units of about 256 KiB of rows of the larger operand, computed in parallel windows
+    // while the previous window is written (pipeline::for_each_ordered).
+    let mut units: Vec<(usize, usize, usize)> = Vec::new();
+    for (ji, ((big, big_id, big_idx), _)) in sides.iter().enumerate() {
+        let Some(rows) = big_idx.first().map(Vec::len) else {
+            units.push((ji, 0, 0));
+            continue;
         };
-        let row: usize = big_idx.iter().skip(1).map(Vec::len).product();
+        let row_bytes = big_idx[1..].iter().map(Vec::len).product::<usize>()
+            * big.meta().vars[*big_id].ty.size();
+        let per = ((256usize << 10) / row_bytes.max(1)).max(1);
+        let mut pos = 0;
+        while pos < rows {
+            units.push((ji, pos, per.min(rows - pos)));
+            pos += per;
+        }
+    }
+    // Values of a unit, with its count of integer divisions by zero and of overflows.
+    let compute = |u: usize| -> Result<(nco_core::types::Values, usize, usize)> {
+        let (ji, pos, len) = units[u];
+        let (j, (pa, pb)) = (&jobs[ji], &procs[ji]);
+        let ((big, big_id, big_idx), (small, small_id, small_idx)) = &sides[ji];
+        let (pbig, psmall) = if j.swap { (pb, pa) } else { (pa, pb) };
+        let block = |idx: &[Vec<usize>]| -> Vec<Vec<usize>> {
+            let mut idx = idx.to_vec();
+            if let Some(first) = idx.first_mut() {
+                *first = first[pos..pos + len].to_vec();
+            }
+            idx
+        };
+        let xbig = big.read(*big_id, &block(big_idx))?;
         let fill = pa.out_fill;
+        if pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap {
+            // Same shapes, no packing: compute in the stored type when it is exact.
+            let xs = small.read(*small_id, &block(small_idx))?;
+            if let Some(vals) =
+                binary::apply_same_float(op, &xbig, pa.in_fill, &xs, pb.in_fill, fill)
+            {
+                return Ok((vals, 0, 0));
+            }
+        }
+        let fbig = pbig.unpacked(&xbig);
+        let row: usize = big_idx.iter().skip(1).map(Vec::len).product();
+        let start = pos * row.max(1);
+        let fsmall: Vec<f64> = match (&small_whole[ji], &j.map) {
+            (Some(s), Some(m)) => m[start..start + fbig.len()].iter().map(|&k| s[k]).collect(),
+            _ => psmall.unpacked(&small.read(*small_id, &block(small_idx))?),
+        };
+        let (fa, fb) = if j.swap {
+            (&fsmall, &fbig)
+        } else {
+            (&fbig, &fsmall)
+        };
         let (fa_miss, fb_miss) = (
             pa.in_fill.map(|_| pa.out_fill),
             pb.in_fill.map(|_| pb.out_fill),
         );
-        let int_out = !pa.out.ty.is_float();
-        let mut bad = 0usize;
-        let mut over = 0usize;
-        let same_shape = pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap;
-        big.read_blocks(big_id, &big_idx, 1 << 20, |pos, xbig| {
-            if same_shape {
-                // Same shapes, no packing: compute in the stored type when it is exact.
-                let mut idx = small_idx.clone();
-                if let Some(first) = idx.first_mut() {
-                    *first = small_idx[0][pos..pos + xbig.len() / row.max(1)].to_vec();
-                }
-                let xs = small.read(small_id, &idx)?;
-                if let Some(vals) =
-                    binary::apply_same_float(op, &xbig, pa.in_fill, &xs, pb.in_fill, fill)
-                {
-                    return of.write(j.out, pos, &vals);
-                }
+        let mut r = binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill);
+        let mut bad = 0;
+        if !pa.out.ty.is_float() {
+            for v in r.iter_mut().filter(|v| !v.is_finite()) {
+                *v = fill;
+                bad += 1;
             }
-            let fbig = pbig.unpacked(&xbig);
-            let start = pos * row.max(1);
-            let fsmall: Vec<f64> = match (&small_whole, &j.map) {
-                (Some(s), Some(m)) => m[start..start + fbig.len()].iter().map(|&k| s[k]).collect(),
-                _ => {
-                    let mut idx = small_idx.clone();
-                    if let Some(first) = idx.first_mut() {
-                        *first = small_idx[0][pos..pos + fbig.len() / row.max(1)].to_vec();
-                    }
-                    psmall.unpacked(&small.read(small_id, &idx)?)
-                }
-            };
-            let (fa, fb) = if j.swap {
-                (&fsmall, &fbig)
-            } else {
-                (&fbig, &fsmall)
-            };
-            let mut r = binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill);
-            if int_out {
-                for v in r.iter_mut().filter(|v| !v.is_finite()) {
-                    *v = fill;
-                    bad += 1;
-                }
-            }
-            let (vals, o) = nco_core::kernels::to_values_plain(&r, pa.out.ty);
-            over += o;
-            of.write(j.out, pos, &vals)
-        })?;
+        }
+        let (vals, over) = nco_core::kernels::to_values_plain(&r, pa.out.ty);
+        Ok((vals, bad, over))
+    };
+    let mut counts = vec![(0usize, 0usize); jobs.len()];
+    nco_core::pipeline::for_each_ordered(units.len(), compute, |u, (vals, bad, over)| {
+        let (ji, pos, _) = units[u];
+        counts[ji].0 += bad;
+        counts[ji].1 += over;
+        of.write(jobs[ji].out, pos, &vals)
+    })?;
+    for ((pa, _), (bad, over)) in procs.iter().zip(counts) {
         if bad > 0 {
             eprintln!("{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value", pa.out.name);
         }
