@@ -135,6 +135,64 @@ mod tests {
     use super::*;
 
     #[test]
+    fn same_type_float_path_equals_the_double_path() {
+        use crate::types::Values;
+        let x: Vec<f64> = (0..37).map(|i| f64::from(i) * 1.37 - 20.0).collect();
+        let mut y: Vec<f64> = (0..37).map(|i| 3.1 - f64::from(i) * 0.77).collect();
+        let mut x = x;
+        x[3] = -999.0; // a's fill
+        y[5] = 1e20; // b's fill
+        x[7] = f64::NAN;
+        for op in [BinOp::Add, BinOp::Sub, BinOp::Mul] {
+            let want = apply(op, &x, Some(-999.0), &y, Some(1e20), None, -5.0);
+            let d = apply_same_float(
+                op,
+                &Values::Double(x.clone()),
+                Some(-999.0),
+                &Values::Double(y.clone()),
+                Some(1e20),
+                -5.0,
+            );
+            let Some(Values::Double(d)) = d else {
+                panic!("double path")
+            };
+            for (i, (a, b)) in d.iter().zip(&want).enumerate() {
+                assert!(
+                    a == b || (a.is_nan() && b.is_nan()),
+                    "{op:?} {i}: {a} vs {b}"
+                );
+            }
+            assert_eq!((d[3], d[5]), (-5.0, -5.0), "missing operands");
+            let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let yf: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+            let (x2, y2): (Vec<f64>, Vec<f64>) = (
+                xf.iter().map(|&v| f64::from(v)).collect(),
+                yf.iter().map(|&v| f64::from(v)).collect(),
+            );
+            // The fill value as the float variable stores it.
+            let fb = f64::from(1e20_f32);
+            let want = apply(op, &x2, Some(-999.0), &y2, Some(fb), None, -5.0);
+            let Some(Values::Float(f)) = apply_same_float(
+                op,
+                &Values::Float(xf),
+                Some(-999.0),
+                &Values::Float(yf),
+                Some(1e20),
+                -5.0,
+            ) else {
+                panic!("float path")
+            };
+            for (i, (a, b)) in f.iter().zip(&want).enumerate() {
+                let b = *b as f32;
+                assert!(
+                    *a == b || (a.is_nan() && b.is_nan()),
+                    "{op:?} {i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn broadcast_lon_over_three_dims() {
         let big = vec![
             ("lat".to_string(), 2),
@@ -181,35 +239,46 @@ pub fn apply_same_float(
     b_fill: Option<f64>,
     out_fill: f64,
 ) -> Option<crate::types::Values> {
-    use crate::types::Values;
-    use rayon::prelude::*;
+    use crate::types::{NcNum, Values};
     if op == BinOp::Div {
         return None;
     }
+    // One pass without a branch per element (missing operands select the fill), the
+    // operation chosen outside the loop, so the compiler vectorises it. Callers
+    // parallelise over blocks.
+    #[inline(always)]
+    fn run<T: NcNum>(
+        x: &[T],
+        y: &[T],
+        fills: (Option<f64>, Option<f64>, f64),
+        f: impl Fn(T, T) -> T,
+    ) -> Vec<T> {
+        let (a_fill, b_fill, out_fill) = fills;
+        let (ha, fa) = (a_fill.is_some(), T::from_f64(a_fill.unwrap_or(0.0)));
+        let (hb, fb) = (b_fill.is_some(), T::from_f64(b_fill.unwrap_or(0.0)));
+        let of = T::from_f64(out_fill);
+        let mut out = vec![of; x.len().min(y.len())];
+        for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+            let r = f(x, y);
+            *o = if (ha & (x == fa)) | (hb & (y == fb)) {
+                of
+            } else {
+                r
+            };
+        }
+        out
+    }
     macro_rules! run {
         ($x:expr, $y:expr, $t:ty, $variant:ident) => {{
-            let (af, bf, of) = (
-                a_fill.map(|f| f as $t),
-                b_fill.map(|f| f as $t),
-                out_fill as $t,
-            );
-            let mut out = vec![0 as $t; $x.len()];
-            out.par_chunks_mut(1 << 16)
-                .zip($x.par_chunks(1 << 16).zip($y.par_chunks(1 << 16)))
-                .for_each(|(o, (xs, ys))| {
-                    for ((o, &x), &y) in o.iter_mut().zip(xs).zip(ys) {
-                        *o = if af == Some(x) || bf == Some(y) {
-                            of
-                        } else {
-                            match op {
-                                BinOp::Add => x + y,
-                                BinOp::Sub => x - y,
-                                _ => x * y,
-                            }
-                        };
-                    }
-                });
-            Some(Values::$variant(out))
+            let fills = (a_fill, b_fill, out_fill);
+            Some(Values::$variant(super::with_avx2(
+                #[inline(always)]
+                || match op {
+                    BinOp::Add => run::<$t>($x, $y, fills, |x, y| x + y),
+                    BinOp::Sub => run::<$t>($x, $y, fills, |x, y| x - y),
+                    _ => run::<$t>($x, $y, fills, |x, y| x * y),
+                },
+            )))
         }};
     }
     match (a, b) {
