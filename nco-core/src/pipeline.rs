@@ -8,9 +8,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// Compute `f(i)` for `i in 0..n` in parallel windows of `2 × threads` items and pass
-/// each result to `sink(i, result)` in increasing `i`, on the calling thread. The next
-/// window is computed while the calling thread sinks the current one (writing overlaps
-/// computing), so at most two windows of results are held at once. Stops at the first
+/// each result to `sink(i, result)` in increasing `i`, on the calling thread. With more
+/// than one thread the next window is computed while the calling thread sinks the
+/// current one (writing overlaps computing), so at most two windows of results are
+/// held at once. Stops at the first
 /// error, in order: an error of `f(i)` or of `sink` ends the call once the window being
 /// computed beside it has finished, and that window's results are dropped.
 pub fn for_each_ordered<R: Send>(
@@ -28,10 +29,11 @@ pub fn for_each_ordered<R: Send>(
     if n == 0 {
         return Ok(());
     }
-    if rayon::current_thread_index().is_some() {
+    if rayon::current_thread_index().is_some() || rayon::current_num_threads() <= 1 {
         // Called from a pool thread (one of several outputs written in parallel): a
         // helper thread waiting for the pool while this pool thread blocks on it could
-        // deadlock, so windows are computed and then sunk in turn.
+        // deadlock, so windows are computed and then sunk in turn. The same with one
+        // thread (`-t 1`): no second thread at all.
         let mut start = 0;
         while start < n {
             let results = compute(start);
