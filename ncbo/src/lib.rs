@@ -257,18 +257,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     // while the previous window is written (pipeline::for_each_ordered).
     let mut units: Vec<(usize, usize, usize)> = Vec::new();
     for (ji, ((big, big_id, big_idx), _)) in sides.iter().enumerate() {
-        let Some(rows) = big_idx.first().map(Vec::len) else {
-            units.push((ji, 0, 0));
-            continue;
-        };
-        let row_bytes = big_idx[1..].iter().map(Vec::len).product::<usize>()
-            * big.meta().vars[*big_id].ty.size();
-        let per = ((256usize << 10) / row_bytes.max(1)).max(1);
-        let mut pos = 0;
-        while pos < rows {
-            units.push((ji, pos, per.min(rows - pos)));
-            pos += per;
-        }
+        let es = big.meta().vars[*big_id].ty.size();
+        let blocks = nco_core::pipeline::row_blocks(big_idx, es, 256 << 10);
+        units.extend(blocks.into_iter().map(|(pos, len)| (ji, pos, len)));
     }
     // Values of a unit, with its count of integer divisions by zero and of overflows.
     let compute = |u: usize| -> Result<(nco_core::types::Values, usize, usize)> {

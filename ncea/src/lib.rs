@@ -24,6 +24,7 @@ use nco_core::kernels::{self, reduce::Accum, reduce::Op};
 use nco_core::model::Dim;
 use nco_core::multifile;
 use nco_core::output::{self, Existing, TempOutput};
+use nco_core::pipeline;
 use nco_core::types::Values;
 use nco_core::{Error, Result};
 
@@ -238,18 +239,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 continue;
             }
             let idx = sel.for_var(first, v);
-            let Some(rows) = idx.first().map(Vec::len) else {
-                units.push((o, 0, 0));
-                continue;
-            };
-            let row_bytes: usize =
-                idx[1..].iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size();
-            let per = ((256usize << 10) / row_bytes.max(1)).max(1);
-            let mut pos = 0;
-            while pos < rows {
-                units.push((o, pos, per.min(rows - pos)));
-                pos += per;
-            }
+            let blocks = pipeline::row_blocks(&idx, first.vars[v].ty.size(), 256 << 10);
+            units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
         }
         let compute = |u: usize| -> Result<Values> {
             let (o, pos, len) = units[u];
@@ -281,7 +272,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
             Ok(vals)
         };
-        nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {
+        pipeline::for_each_ordered(units.len(), compute, |u, vals| {
             let (o, pos, _) = units[u];
             if pos == 0 {
                 pb.inc(1);

@@ -353,15 +353,10 @@ impl Dataset {
             return f(0, sel);
         }
         let es = self.meta().vars[var].ty.size();
-        let row: usize = sel[1..].iter().map(Vec::len).product::<usize>() * es;
-        let per = (max_bytes / row.max(1)).max(1);
         let mut idx = sel.to_vec();
-        let mut pos = 0;
-        while pos < sel[0].len() {
-            let end = (pos + per).min(sel[0].len());
-            idx[0] = sel[0][pos..end].to_vec();
+        for (pos, len) in crate::pipeline::row_blocks(sel, es, max_bytes) {
+            idx[0] = sel[0][pos..pos + len].to_vec();
             f(pos, &idx)?;
-            pos = end;
         }
         Ok(())
     }

@@ -148,37 +148,33 @@ pub fn pack_range(ty: NcType) -> Option<f64> {
     })
 }
 
-/// Pack `x` (missing elements equal to `missing`) into integer type `ty` as NCO 5.1.4
-/// does (nco_pck.c behaviour): `add_offset = (min+max)/2`,
-/// `scale_factor = (min-max)/ndrv` (negative, as NCO's code has it), `packed =
-/// lrint((x-add_offset)/scale_factor)`; a constant field gets scale 0 and offset = the
-/// value. Missing elements become the packed type's default fill value (NCO writes 0
-/// there and keeps the unpacked `_FillValue`, which collides with real data; see
-/// README). Returns the packed values and (scale_factor, add_offset).
+/// Pack the whole of `x` (unpacked stored values, missing elements equal to `missing`)
+/// into integer type `ty` as NCO 5.1.4 does (nco_pck.c behaviour): `add_offset =
+/// (min+max)/2`, `scale_factor = (min-max)/ndrv` (negative, as NCO's code has it),
+/// `packed = lrint((x-add_offset)/scale_factor)`; a constant field gets scale 0 and
+/// offset = the value. Missing and non-finite elements become the packed type's
+/// default fill value (NCO writes 0 there and keeps the unpacked `_FillValue`, which
+/// collides with real data; see README). Returns the packed values and
+/// (scale_factor, add_offset); `None` for a type that does not pack. ncpdq does the
+/// same in two streamed passes (range, then blocks).
 pub fn pack(
-    x: &[f64],
+    x: &crate::types::Values,
     missing: Option<f64>,
     ty: NcType,
 ) -> Option<(crate::types::Values, f64, f64)> {
-    let (min, max) = valid_range(x, missing);
-    let (sf, ao) = pack_params(min, max, ty)?;
-    Some((pack_with(x, missing, ty, sf, ao, NcType::Double)?, sf, ao))
-}
-
-/// Minimum and maximum of the valid (finite, not `missing`) values; (0, 0) when none.
-pub fn valid_range(x: &[f64], missing: Option<f64>) -> (f64, f64) {
-    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for &v in x {
-        if Some(v) != missing && v.is_finite() {
-            min = min.min(v);
-            max = max.max(v);
-        }
-    }
-    if min > max {
+    let r = crate::kernels::valid_range(x, missing, None);
+    let (lo, hi) = if r.lo > r.hi {
         (0.0, 0.0)
     } else {
-        (min, max)
-    }
+        (r.lo, r.hi)
+    };
+    let work = x.nc_type();
+    let (sf, ao) = pack_params_for(lo, hi, ty, work)?;
+    let packed = match pack_float(x, missing, ty, sf, ao) {
+        Some(p) => p,
+        None => pack_with(&x.to_f64_vec()?, missing, ty, sf, ao, work)?,
+    };
+    Some((packed, sf, ao))
 }
 
 /// `(scale_factor, add_offset)` NCO 5.1.4 chooses for data in `[min, max]` packed into
@@ -364,14 +360,15 @@ mod pack_tests {
     #[test]
     fn packs_like_nco_5_1_4() {
         let x: Vec<f64> = (0..24).map(f64::from).collect();
-        let (v, sf, ao) = pack(&x, None, NcType::Short).unwrap();
+        let (v, sf, ao) = pack(&Values::Double(x), None, NcType::Short).unwrap();
         assert_eq!(ao, 11.5);
         assert!((sf as f32 - (-0.000_350_973_6_f32)).abs() < 1e-10);
         let Values::Short(s) = v else {
             panic!("short expected")
         };
         assert_eq!((s[0], s[1], s[23]), (32766, 29917, -32766));
-        let (v, sf, ao) = pack(&[3.0, 1e36], Some(1e36), NcType::Short).unwrap();
+        let (v, sf, ao) =
+            pack(&Values::Double(vec![3.0, 1e36]), Some(1e36), NcType::Short).unwrap();
         assert_eq!((sf, ao), (0.0, 3.0));
         assert_eq!(
             v,

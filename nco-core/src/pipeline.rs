@@ -9,11 +9,14 @@ use crate::error::Result;
 
 /// Compute `f(i)` for `i in 0..n` in parallel windows of `2 × threads` items and pass
 /// each result to `sink(i, result)` in increasing `i`, on the calling thread. With more
-/// than one thread the next window is computed while the calling thread sinks the
-/// current one (writing overlaps computing), so at most two windows of results are
-/// held at once. Stops at the first
-/// error, in order: an error of `f(i)` or of `sink` ends the call once the window being
-/// computed beside it has finished, and that window's results are dropped.
+/// than one thread the next window is computed by a helper thread while the calling
+/// thread sinks the current one (writing overlaps computing), so at most two windows
+/// of results are held at once. Not from a pool thread (one of several outputs written
+/// in parallel: a pool thread blocking on a helper that waits for the pool could
+/// deadlock) nor with one thread (`-t 1` is one thread): there the next window is
+/// computed after the current one is sunk. Stops at the first error, in order: an
+/// error of `f(i)` or of `sink` ends the call once the window being computed beside it
+/// has finished, and that window's results are dropped.
 pub fn for_each_ordered<R: Send>(
     n: usize,
     f: impl Fn(usize) -> Result<R> + Sync,
@@ -29,28 +32,13 @@ pub fn for_each_ordered<R: Send>(
     if n == 0 {
         return Ok(());
     }
-    if rayon::current_thread_index().is_some() || rayon::current_num_threads() <= 1 {
-        // Called from a pool thread (one of several outputs written in parallel): a
-        // helper thread waiting for the pool while this pool thread blocks on it could
-        // deadlock, so windows are computed and then sunk in turn. The same with one
-        // thread (`-t 1`): no second thread at all.
-        let mut start = 0;
-        while start < n {
-            let results = compute(start);
-            let end = start + results.len();
-            for (k, r) in results.into_iter().enumerate() {
-                sink(start + k, r?)?;
-            }
-            start = end;
-        }
-        return Ok(());
-    }
+    let overlap = rayon::current_thread_index().is_none() && rayon::current_num_threads() > 1;
     let mut start = 0;
     let mut current = compute(0);
     std::thread::scope(|scope| -> Result<()> {
         loop {
             let end = start + current.len();
-            let next = (end < n).then(|| scope.spawn(move || compute(end)));
+            let ahead = (overlap && end < n).then(|| scope.spawn(move || compute(end)));
             let mut sunk = Ok(());
             for (k, r) in current.into_iter().enumerate() {
                 sunk = r.and_then(|r| sink(start + k, r));
@@ -58,17 +46,31 @@ pub fn for_each_ordered<R: Send>(
                     break;
                 }
             }
-            let next = next.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            let ahead = ahead.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
             sunk?;
-            match next {
-                Some(results) => {
-                    current = results;
-                    start = end;
-                }
-                None => return Ok(()),
+            if end >= n {
+                return Ok(());
             }
+            current = ahead.unwrap_or_else(|| compute(end));
+            start = end;
         }
     })
+}
+
+/// The blocks of whole rows (along the first dimension) a selection is streamed in:
+/// `(first row, rows)` pairs covering `sel[0]` in order, each about `max_bytes` of
+/// elements of `elem_size` bytes and at least one row. A scalar selection (no
+/// dimensions) is one block `(0, 0)`; a selection without rows has none.
+pub fn row_blocks(sel: &[Vec<usize>], elem_size: usize, max_bytes: usize) -> Vec<(usize, usize)> {
+    let Some(rows) = sel.first().map(Vec::len) else {
+        return vec![(0, 0)];
+    };
+    let row_bytes = sel[1..].iter().map(Vec::len).product::<usize>() * elem_size;
+    let per = (max_bytes / row_bytes.max(1)).max(1);
+    (0..rows)
+        .step_by(per)
+        .map(|pos| (pos, per.min(rows - pos)))
+        .collect()
 }
 
 /// Compute `f(item)` for every item in parallel and return the results in order, or
@@ -151,5 +153,22 @@ mod tests {
             })
             .collect();
         assert_eq!(sums, (0..8).map(|k| 4950 + 100 * k).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn row_blocks_cover_the_rows_in_order() {
+        let sel = vec![(0..10).collect::<Vec<_>>(), vec![0, 1, 2, 3]];
+        // 4 elements of 4 bytes a row: 40 bytes a block is 2 rows.
+        assert_eq!(
+            row_blocks(&sel, 4, 40),
+            vec![(0, 2), (2, 2), (4, 2), (6, 2), (8, 2)]
+        );
+        assert_eq!(
+            row_blocks(&sel, 4, 1),
+            (0..10).map(|p| (p, 1)).collect::<Vec<_>>()
+        );
+        assert_eq!(row_blocks(&sel, 4, usize::MAX), vec![(0, 10)]);
+        assert_eq!(row_blocks(&[], 8, 40), vec![(0, 0)], "a scalar");
+        assert!(row_blocks(&[vec![], vec![0]], 8, 40).is_empty(), "no rows");
     }
 }

@@ -323,7 +323,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     // output can be defined; read those variables once, in blocks, in parallel.
     // Each packed variable's parameters, and whether it holds non-finite values
     // (packed as missing: the variable then needs a fill value).
-    type Params = Option<((f64, f64), bool)>;
+    type Params = Option<(f64, f64, bool)>;
     let params: Vec<Result<Params>> = vars
         .par_iter()
         .enumerate()
@@ -350,12 +350,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             } else {
                 (r.lo, r.hi)
             };
-            Ok(packing::pack_params_for(lo, hi, t, pv.out.ty).map(|p| (p, r.non_finite > 0)))
+            Ok(packing::pack_params_for(lo, hi, t, pv.out.ty)
+                .map(|(sf, ao)| (sf, ao, r.non_finite > 0)))
         })
         .collect();
     let params: Vec<Params> = params.into_iter().collect::<Result<_>>()?;
-    let non_finite: Vec<bool> = params.iter().map(|p| p.is_some_and(|p| p.1)).collect();
-    let params: Vec<Option<(f64, f64)>> = params.iter().map(|p| p.map(|p| p.0)).collect();
+    // (scale_factor, add_offset, holds non-finite values) of variable o.
+    let chosen = |o: usize| params[o].unwrap_or((0.0, 0.0, false));
     for (o, &v) in vars.iter().enumerate() {
         let out = &mut meta.vars[o];
         match actions[o] {
@@ -373,13 +374,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
             Action::Pack(t) => {
                 let pv = arith::prepare(m, v, hdf);
-                let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
+                let (sf, ao, _) = chosen(o);
                 // Repacking keeps the packing attributes where the input had them.
                 out.attrs = m.vars[v].attrs.clone();
                 let ut = pv.out.ty;
                 nco_core::fill::convert_fill_attrs(out, ut);
                 // Missing and non-finite values are packed as the packed type's fill.
-                if pv.in_fill.is_some() || non_finite[o] {
+                if pv.in_fill.is_some() || chosen(o).2 {
                     out.remove_attr("missing_value");
                     nco_core::fill::set_fill_attr(out, t, nco_core::fill::default_fill(t));
                 }
@@ -428,27 +429,18 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let first_stays = |o: usize| perms[o].first().is_none_or(|&p| p == 0);
     let mut units: Vec<(usize, usize, usize)> = Vec::new();
     for (o, &v) in vars.iter().enumerate() {
-        let idx = sel.for_var(m, v);
-        let rows = idx.first().map_or(1, Vec::len);
         if matches!(actions[o], Action::Copy) && identity(o) {
             units.push((o, 0, usize::MAX));
             continue;
         }
-        let row_bytes: usize =
-            idx.iter().skip(1).map(Vec::len).product::<usize>() * m.vars[v].ty.size();
-        let per = if first_stays(o) && !idx.is_empty() {
-            ((256usize << 10) / row_bytes.max(1)).max(1)
+        let max_bytes = if first_stays(o) {
+            256 << 10
         } else {
-            rows.max(1)
+            usize::MAX
         };
-        let mut pos = 0;
-        loop {
-            units.push((o, pos, per.min(rows.max(1) - pos)));
-            pos += per;
-            if pos >= rows {
-                break;
-            }
-        }
+        let blocks =
+            nco_core::pipeline::row_blocks(&sel.for_var(m, v), m.vars[v].ty.size(), max_bytes);
+        units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
     }
     let compute = |u: usize| -> Result<Values> {
         let (o, pos, len) = units[u];
@@ -476,7 +468,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 let pv = arith::prepare(m, v, hdf);
                 if let (Action::Pack(t), None) = (actions[o], &pv.pack) {
                     // Unpacked floating-point data packs straight from its stored values.
-                    let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
+                    let (sf, ao, _) = chosen(o);
                     if let Some(p) = packing::pack_float(&x, pv.in_fill, t, sf, ao) {
                         return Ok(p);
                     }
@@ -495,7 +487,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 };
                 match actions[o] {
                     Action::Pack(t) => {
-                        let (sf, ao) = params[o].unwrap_or((0.0, 0.0));
+                        let (sf, ao, _) = chosen(o);
                         packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or(x)
                     }
                     Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,

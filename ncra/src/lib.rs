@@ -670,34 +670,35 @@ fn emit(
                 )?;
             }
             let normalize = !(cli.numerator && !first.is_coord_var(var));
-            let per_file_norm = matches!(
-                (weights_ref, normalize, this_op),
-                (Weights::PerFile(_), true, Op::Avg)
-            ) && !first.is_coord_var(var)
-                && pv.in_fill.is_none();
-            if !per_file_norm {
-                // Typed straight from the accumulator (no intermediate results).
+            // Per-file weights of an average without a fill value take NCO 5.1.4's own
+            // normalisation (below); everything else is typed straight from the
+            // accumulator.
+            let per_file = match (weights_ref, normalize, this_op) {
+                (Weights::PerFile(ws), true, Op::Avg)
+                    if !first.is_coord_var(var) && pv.in_fill.is_none() =>
+                {
+                    Some(ws)
+                }
+                _ => None,
+            };
+            let Some(ws) = per_file else {
                 let (vals, over) = acc.finish_values(normalize, pv.out.ty, pv.out_fill);
                 arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
                 chunks.push((base_records + g, vals));
                 continue;
-            }
+            };
+            // NCO 5.1.4 normalises per-file weights by the record count times the mean
+            // file weight for variables without a fill value (the same as the weight
+            // sum when every file has as many records), by the sum of valid weights
+            // otherwise; we follow it.
             let mut res = acc.finish(normalize);
-            if let (Weights::PerFile(ws), true, Op::Avg) = (weights_ref, normalize, this_op) {
-                if !first.is_coord_var(var) && pv.in_fill.is_none() {
-                    // NCO 5.1.4 normalises per-file weights by the record count times
-                    // the mean file weight for variables without a fill value (the
-                    // same as the weight sum when every file has as many records),
-                    // by the sum of valid weights otherwise; we follow it.
-                    let group: Vec<_> = picks.iter().filter(|p| p.group == g || !cli.mro).collect();
-                    let wsum: f64 = group.iter().map(|p| ws[p.file]).sum();
-                    let mean_w = ws.iter().sum::<f64>() / ws.len() as f64;
-                    let denom = group.len() as f64 * mean_w;
-                    if denom != 0.0 {
-                        for r in res.iter_mut().flatten() {
-                            *r *= wsum / denom;
-                        }
-                    }
+            let group: Vec<_> = picks.iter().filter(|p| p.group == g || !cli.mro).collect();
+            let wsum: f64 = group.iter().map(|p| ws[p.file]).sum();
+            let mean_w = ws.iter().sum::<f64>() / ws.len() as f64;
+            let denom = group.len() as f64 * mean_w;
+            if denom != 0.0 {
+                for r in res.iter_mut().flatten() {
+                    *r *= wsum / denom;
                 }
             }
             let vals = pv.finish(prog, &res);

@@ -241,9 +241,7 @@ impl Reader {
     /// Read the selected elements of variable `var` as raw big-endian bytes, in C order
     /// of the selection. `sel` has one index list per dimension (empty for a scalar).
     pub fn read_raw(&self, var: usize, sel: &Selection) -> Result<Vec<u8>> {
-        // Zeroed by the allocator (calloc): fresh pages need no clearing pass.
-        let n: usize = sel.iter().map(Vec::len).product();
-        let mut out = vec![0u8; n * self.header.meta.vars[var].ty.size()];
+        let mut out = Vec::new();
         self.read_raw_into(var, sel, &mut out)?;
         Ok(out)
     }

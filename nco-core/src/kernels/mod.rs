@@ -211,79 +211,64 @@ pub fn valid_range_be(
 #[inline(always)]
 fn range<T: NcNum>(x: &[T], fill: Option<T>, pack: Option<&Packing>) -> ValidRange {
     let (has_fill, f) = (fill.is_some(), fill.unwrap_or(T::DEFAULT_FILL));
-    let (lo, hi) = match pack {
-        Some(p) => lanes(x, has_fill, f, |v| p.unpack(v)),
-        None => native(x, has_fill, f),
-    };
-    // Counted apart (rare, and a plain count the compiler vectorises).
-    let non_finite = x
-        .iter()
-        .map(|&e| {
-            let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
-            u64::from(!(has_fill & (e == f)) & !v.is_finite())
-        })
-        .sum();
-    ValidRange { lo, hi, non_finite }
+    let is_fill = |e: T| has_fill & (e == f);
+    match pack {
+        // Unpacked data compare in their own type: eight single-precision lanes per
+        // AVX2 register instead of four doubles.
+        None => lanes::<T, T, 16>(x, is_fill, |e| e, NcNum::to_f64),
+        Some(p) => lanes::<T, f64, 8>(x, is_fill, |e| p.unpack(e.to_f64()), |v| v),
+    }
 }
-// Unpacked data: compared in its own type (eight single-precision lanes per AVX2
-// register instead of four doubles), lanes starting at the first valid element.
+
+/// [`ValidRange`] of `x` with `L` independent lanes updated by selects, not branches:
+/// the min/max chains do not wait on each other and the compiler vectorises the loop.
+/// Elements are compared as `value(e)` (of type `V`); the lanes start at the first
+/// valid element.
 #[inline(always)]
-fn native<T: NcNum>(x: &[T], has_fill: bool, f: T) -> (f64, f64) {
-    let valid = |e: T| !(has_fill & (e == f)) & e.to_f64().is_finite();
-    let Some(first) = x.iter().position(|&e| valid(e)) else {
-        return (f64::INFINITY, f64::NEG_INFINITY);
+fn lanes<T: NcNum, V: Copy + PartialOrd, const L: usize>(
+    x: &[T],
+    is_fill: impl Fn(T) -> bool,
+    value: impl Fn(T) -> V,
+    to_f64: impl Fn(V) -> f64,
+) -> ValidRange {
+    let finite = |v: V| to_f64(v).is_finite();
+    let bad = |e: T| u64::from(!is_fill(e) & !finite(value(e)));
+    let Some(first) = x.iter().position(|&e| !is_fill(e) & finite(value(e))) else {
+        return ValidRange {
+            non_finite: x.iter().map(|&e| bad(e)).sum(),
+            ..ValidRange::EMPTY
+        };
     };
+    let mut non_finite: u64 = x[..first].iter().map(|&e| bad(e)).sum();
     let x = &x[first..];
-    let mut lo = [x[0]; 16];
-    let mut hi = [x[0]; 16];
+    let start = value(x[0]);
+    let (mut lo, mut hi) = ([start; L], [start; L]);
     let mut one = |k: usize, e: T| {
-        let ok = valid(e);
-        lo[k] = if ok & (e < lo[k]) { e } else { lo[k] };
-        hi[k] = if ok & (e > hi[k]) { e } else { hi[k] };
-    };
-    let chunks = x.chunks_exact(16);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for k in 0..16 {
-            one(k, c[k]);
-        }
-    }
-    for (k, &e) in rest.iter().enumerate() {
-        one(k, e);
-    }
-    (
-        lo.iter().map(|e| e.to_f64()).fold(f64::INFINITY, f64::min),
-        hi.iter()
-            .map(|e| e.to_f64())
-            .fold(f64::NEG_INFINITY, f64::max),
-    )
-}
-// Eight independent lanes updated by selects, not branches: the min/max chains do
-// not wait on each other and the compiler vectorises the loop.
-#[inline(always)]
-fn lanes<T: NcNum>(x: &[T], has_fill: bool, f: T, unpack: impl Fn(f64) -> f64) -> (f64, f64) {
-    let mut lo = [f64::INFINITY; 8];
-    let mut hi = [f64::NEG_INFINITY; 8];
-    let mut one = |k: usize, e: T| {
-        let v = unpack(e.to_f64());
-        let ok = !(has_fill & (e == f)) & v.is_finite();
+        let v = value(e);
+        let skip = is_fill(e);
+        let ok = !skip & finite(v);
+        non_finite += u64::from(!skip & !ok);
         lo[k] = if ok & (v < lo[k]) { v } else { lo[k] };
         hi[k] = if ok & (v > hi[k]) { v } else { hi[k] };
     };
-    let chunks = x.chunks_exact(8);
+    let chunks = x.chunks_exact(L);
     let rest = chunks.remainder();
     for c in chunks {
-        for k in 0..8 {
+        for k in 0..L {
             one(k, c[k]);
         }
     }
     for (k, &e) in rest.iter().enumerate() {
         one(k, e);
     }
-    (
-        lo.iter().copied().fold(f64::INFINITY, f64::min),
-        hi.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    )
+    ValidRange {
+        lo: lo.iter().map(|&v| to_f64(v)).fold(f64::INFINITY, f64::min),
+        hi: hi
+            .iter()
+            .map(|&v| to_f64(v))
+            .fold(f64::NEG_INFINITY, f64::max),
+        non_finite,
+    }
 }
 
 /// Unpack a buffer to f64, keeping missing elements (equal to `fill`) as `out_fill`.
