@@ -62,6 +62,11 @@ enum Cmd {
         /// Waived attributes as attr=value.
         waive: Vec<String>,
     },
+    /// (internal) settle inputs in the page cache (`cache::settle`) in a child, so the
+    /// runner's own peak memory (which children inherit at exec) stays small. Prints
+    /// "before after" fractions per file, or "none".
+    #[command(hide = true)]
+    SettleProbe { files: Vec<PathBuf> },
     /// (internal) one measured reader of the sweep.
     #[command(hide = true)]
     SweepProbe {
@@ -561,6 +566,16 @@ fn main() -> ExitCode {
                 0
             })
         }
+        Cmd::SettleProbe { files } => files
+            .iter()
+            .try_for_each(|f| {
+                match cache::settle(f)? {
+                    Some((b, a)) => println!("{b} {a}"),
+                    None => println!("none"),
+                }
+                Ok(())
+            })
+            .map(|()| 0),
         Cmd::SweepProbe {
             file,
             mode,

@@ -43,6 +43,10 @@ pub struct Reader {
 /// mapping: each of the N files open with a map is released every `1/N` of it.
 pub const RELEASE_EVERY: u64 = 128 << 20;
 
+/// Reads of at most this many bytes from a mapped file use positioned reads
+/// ([`Reader::read_raw_into`]).
+const SMALL_READ: usize = 64 << 10;
+
 /// Files open with a memory map, for [`Reader::release`].
 static MAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -257,7 +261,15 @@ impl Reader {
         out.resize(n * es as usize, 0);
         let shape = meta.shape(v);
         let record = l.record.then_some(self.header.recsize);
-        if !matches!(self.source, Source::Pread) {
+        // Small reads from a mapped file (a record coordinate, one station's column)
+        // go through positioned reads too: each touched page of a map can map a whole
+        // 2 MiB folio into our resident memory, for a few bytes.
+        let positioned = match self.source {
+            Source::Pread => true,
+            Source::Map(_) => out.len() <= SMALL_READ,
+            Source::Bytes(_) => false,
+        };
+        if !positioned {
             let mut pos = 0usize;
             for_each_run(&shape, record, es, sel, &mut |off, len| {
                 let b = len * es as usize;
@@ -278,6 +290,11 @@ impl Reader {
         // A system call costs about as much as copying a few KiB: bridge smaller gaps.
         const GAP: u64 = 8 << 10;
         const SPAN: u64 = 16 << 20;
+        let fetch = |off: u64, buf: &mut [u8]| {
+            self.file
+                .read_exact_at(buf, off)
+                .map_err(|e| Error::io(&self.path, e))
+        };
         let mut scratch = Vec::new();
         let mut pos = 0usize;
         let mut i = 0;
@@ -294,11 +311,11 @@ impl Reader {
                 j += 1;
             }
             if j == i + 1 {
-                self.fetch(start, &mut out[pos..pos + runs[i].1])?;
+                fetch(start, &mut out[pos..pos + runs[i].1])?;
                 pos += runs[i].1;
             } else {
                 scratch.resize((end - start) as usize, 0);
-                self.fetch(start, &mut scratch)?;
+                fetch(start, &mut scratch)?;
                 for &(o, n) in &runs[i..j] {
                     let a = (o - start) as usize;
                     out[pos..pos + n].copy_from_slice(&scratch[a..a + n]);
@@ -458,7 +475,8 @@ impl Reader {
     }
 
     /// Note that variable `var` was read through the memory map; once the variables
-    /// read since the last release add up to this file's share of [`RELEASE_EVERY`]
+    /// read since the last release (counted in the 2 MiB granules their data spans,
+    /// which is what touching them may map) add up to this file's share of [`RELEASE_EVERY`]
     /// bytes (all of it divided by the number of mapped files, at least 1 MiB), drop
     /// this process's mapping of the whole file (the pages stay in the page cache and
     /// are mapped again if touched). A pass over many variables of mapped files then
@@ -468,7 +486,16 @@ impl Reader {
     pub fn release(&self, var: usize) {
         use std::sync::atomic::Ordering::Relaxed;
         if let Source::Map(m) = &self.source {
-            let bytes: u64 = self.extents(var).iter().map(|e| e.1).sum();
+            // A touched page can map its whole folio (up to 2 MiB): count the 2 MiB
+            // granules each extent spans, so that small record variables (a few bytes
+            // per record, one folio each) count what they keep resident.
+            const GRANULE: u64 = 2 << 20;
+            let bytes: u64 = self
+                .extents(var)
+                .iter()
+                .filter(|e| e.1 > 0)
+                .map(|&(off, len)| ((off + len - 1) / GRANULE - off / GRANULE + 1) * GRANULE)
+                .sum();
             let share = (RELEASE_EVERY / MAPPED.load(Relaxed).max(1)).max(1 << 20);
             if self.touched.fetch_add(bytes, Relaxed) + bytes >= share {
                 self.touched.store(0, Relaxed);
