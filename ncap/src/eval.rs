@@ -117,6 +117,11 @@ pub struct Ctx<'a> {
     placement: HashMap<String, (u8, usize)>,
     /// A hyperslab was evaluated in the current statement.
     saw_slab: bool,
+    /// Streamed evaluation ([`Ctx::set_block`]): input variables with these dimensions
+    /// are read at this selection only.
+    block: Option<(Vec<usize>, Vec<Vec<usize>>)>,
+    /// Input variables read for the current block, by name.
+    block_inputs: HashMap<String, Val>,
     out: Box<dyn Write + 'a>,
     prog: String,
 }
@@ -141,6 +146,89 @@ const OTHER_FUNCS: [&str; 16] = [
     "abs", "fabs", "pow", "atan2", "total", "ttl", "avg", "mean", "min", "max", "size", "ndims",
     "print", "defdim", "type", "fmod",
 ];
+
+/// The dimensions of a script that can be evaluated block by block, or `None`.
+///
+/// A script qualifies when every statement is a plain assignment `name = expr` to a
+/// new variable (not an input variable), and every `expr` is built from number
+/// literals, input variables that all have the same dimensions (at least one),
+/// variables the script defined before, `+ - * / % ^`, unary minus, and element-wise
+/// functions (math functions, casts, `abs`, `pow`, `fmod`), with at least one
+/// variable. Each element of the results then depends only on the same element of
+/// the inputs, so evaluating the script on blocks of the inputs
+/// ([`Ctx::set_block`]) gives the blocks of the whole-array results: same values,
+/// types, fill values and attributes.
+pub fn blockwise_dims(stmts: &[Stmt], input: &Meta) -> Option<Vec<usize>> {
+    fn expr_ok(
+        e: &Expr,
+        input: &Meta,
+        defined: &[&str],
+        dims: &mut Option<Vec<usize>>,
+        saw: &mut bool,
+    ) -> bool {
+        match e {
+            Expr::Num(t, _) => t.is_numeric(),
+            Expr::Var(n) if defined.contains(&n.as_str()) => {
+                *saw = true;
+                true
+            }
+            Expr::Var(n) => {
+                let Some(v) = input.var(n) else {
+                    return false;
+                };
+                if !v.ty.is_numeric() || v.dims.is_empty() {
+                    return false;
+                }
+                *saw = true;
+                match dims {
+                    Some(d) => *d == v.dims,
+                    None => {
+                        *dims = Some(v.dims.clone());
+                        true
+                    }
+                }
+            }
+            Expr::Bin(op, a, b) => {
+                matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Pow
+                ) && expr_ok(a, input, defined, dims, saw)
+                    && expr_ok(b, input, defined, dims, saw)
+            }
+            Expr::Un(UnOp::Neg, a) => expr_ok(a, input, defined, dims, saw),
+            Expr::Call(f, args) => {
+                let arity = if MathFn::by_name(f).is_some()
+                    || CASTS.iter().any(|(n, _)| *n == f)
+                    || matches!(f.as_str(), "abs" | "fabs")
+                {
+                    1
+                } else if matches!(f.as_str(), "pow" | "fmod") {
+                    2
+                } else {
+                    return false;
+                };
+                args.len() == arity && args.iter().all(|a| expr_ok(a, input, defined, dims, saw))
+            }
+            _ => false,
+        }
+    }
+    let mut dims = None;
+    let mut defined: Vec<&str> = Vec::new();
+    for s in stmts {
+        let Stmt::Assign(Lhs::Var { name, cast: None }, AssignOp::Set, e) = s else {
+            return None;
+        };
+        if input.var(name).is_some() {
+            return None;
+        }
+        let mut saw = false;
+        if !expr_ok(e, input, &defined, &mut dims, &mut saw) || !saw {
+            return None;
+        }
+        defined.push(name);
+    }
+    dims
+}
 
 /// True for the names of functions and methods ncap2 (as implemented here) knows.
 pub fn is_function(name: &str) -> bool {
@@ -176,9 +264,19 @@ impl<'a> Ctx<'a> {
             template: None,
             placement: HashMap::new(),
             saw_slab: false,
+            block: None,
+            block_inputs: HashMap::new(),
             out,
             prog: prog.to_string(),
         }
+    }
+
+    /// Evaluate for one block of an element-wise script ([`blockwise_dims`]): input
+    /// variables whose dimensions are `dims` are read at `sel` (one index list per
+    /// dimension) instead of whole, so every value computed from them covers that
+    /// block only.
+    pub fn set_block(&mut self, dims: Vec<usize>, sel: Vec<Vec<usize>>) {
+        self.block = Some((dims, sel));
     }
 
     /// Run statements in order.
@@ -290,7 +388,15 @@ impl<'a> Ctx<'a> {
         };
         let ds = self.ds.expect("input variables come from a dataset");
         let pv = arith::prepare(&self.input, id, false);
-        let raw = ds.read_all(id)?;
+        let var = &self.input.vars[id];
+        let block_shape: Option<Vec<usize>> = match &self.block {
+            Some((dims, sel)) if *dims == var.dims => Some(sel.iter().map(Vec::len).collect()),
+            _ => None,
+        };
+        let raw = match &self.block {
+            Some((_, sel)) if block_shape.is_some() => ds.read(id, sel)?,
+            _ => ds.read_all(id)?,
+        };
         let (data, fill) = match &pv.pack {
             Some(_) if raw.nc_type().is_numeric() => {
                 let x = pv.unpacked(&raw);
@@ -301,12 +407,12 @@ impl<'a> Ctx<'a> {
             }
             _ => (raw, pv.in_fill),
         };
-        let var = &self.input.vars[id];
-        let dims = var.dims.clone();
+        let dims = self.input.vars[id].dims.clone();
         for &d in &dims {
             self.use_dim(d);
         }
-        let shape = dims.iter().map(|&d| self.input.dims[d].len).collect();
+        let shape =
+            block_shape.unwrap_or_else(|| dims.iter().map(|&d| self.input.dims[d].len).collect());
         Ok(Some(Val {
             data,
             dims,
@@ -324,12 +430,21 @@ impl<'a> Ctx<'a> {
             v.src = Some(name.to_string());
             return Ok(v);
         }
-        self.read_input(name)?.ok_or_else(|| {
+        // A block's inputs are small: keep each one read for the block's other uses
+        // (`x*x` reads x once).
+        if let Some(v) = self.block_inputs.get(name) {
+            return Ok(v.clone());
+        }
+        let v = self.read_input(name)?.ok_or_else(|| {
             Error::var(
                 name,
                 "is not in the input file nor defined by the script (unknown variable)",
             )
-        })
+        })?;
+        if self.block.is_some() {
+            self.block_inputs.insert(name.to_string(), v.clone());
+        }
+        Ok(v)
     }
 
     fn attr_value(&self, var: &str, att: &str) -> Result<Val> {
@@ -1408,6 +1523,60 @@ fn fmt_elem(v: &Values, i: usize) -> String {
 mod tests {
     use super::*;
     use crate::parser::parse;
+
+    #[test]
+    fn element_wise_scripts_are_evaluated_in_blocks_others_whole() {
+        use nco_core::model::{Dim, Var};
+        let mut m = Meta::new(nco_core::model::Format::Classic);
+        for (name, len) in [("t", 4), ("x", 5)] {
+            m.dims.push(Dim {
+                name: name.into(),
+                len,
+                unlimited: false,
+            });
+        }
+        for (name, ty, dims) in [
+            ("a", NcType::Float, vec![0, 1]),
+            ("b", NcType::Short, vec![0, 1]),
+            ("c", NcType::Float, vec![1]),
+            ("s", NcType::Double, vec![]),
+            ("txt", NcType::Char, vec![0, 1]),
+        ] {
+            m.vars.push(Var {
+                name: name.into(),
+                ty,
+                dims,
+                attrs: Vec::new(),
+                storage: Default::default(),
+            });
+        }
+        let dims = |script: &str| blockwise_dims(&parse(script).unwrap(), &m);
+        for ok in [
+            "y=a*2+b",
+            "y=-a;z=sqrt(y*y)+pow(a,2)-fmod(b,3)+abs(a)+double(b)",
+            "y=a/b;z=y%2.5f^2",
+        ] {
+            assert_eq!(dims(ok), Some(vec![0, 1]), "{ok}");
+        }
+        for whole in [
+            "y=a+c",           // another shape
+            "y=a*s",           // a scalar variable
+            "y=2*3",           // no variable
+            "y=a;z=y.total()", // a reduction
+            "y=a(0:1,:)",      // a hyperslab
+            "a=a*2",           // an input variable replaced
+            "y=a;y+=1",        // compound assignment
+            "y[$t,$x]=a",      // LHS cast
+            "y=a;print(y)",    // output
+            "y=a>1",           // comparison
+            "y=a*a@scale",     // attribute
+            "y=txt",           // text
+            "y=atan2(a,b)",    // not in the element-wise list
+            "where(a>1) y=a;", // masks
+        ] {
+            assert_eq!(dims(whole), None, "{whole}");
+        }
+    }
 
     /// Run `script` with no input file; the written variables and the printed text.
     fn run(script: &str) -> (HashMap<String, OutVar>, String) {

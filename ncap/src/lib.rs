@@ -150,8 +150,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         Some(p) => Some(Dataset::open(p)?),
         None => None,
     };
+    // An element-wise script over an input is evaluated in blocks (Stream); the
+    // context below then evaluates the first block, for the output's definitions.
+    let stream = ds.as_ref().and_then(|d| Stream::new(&stmts, d.meta()));
     let stdout = std::io::stdout();
     let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
+    if let Some(st) = &stream {
+        ctx.set_block(st.dims.clone(), st.units[0].clone());
+    }
     // NCO stamps the history (and NCO attribute) before the script runs, so attributes
     // the script adds come after them.
     if !cli.common.no_history {
@@ -161,8 +167,108 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ctx.globals = m.attrs;
     }
     ctx.run(&stmts)?;
-    drop(stmts);
-    write_output(prog, &cli, ds.as_ref(), &ctx, &out_path)
+    write_output(prog, &cli, ds.as_ref(), &ctx, &out_path, stream.as_ref())
+}
+
+/// Bytes of each input variable's block in a streamed evaluation: a few arrays of
+/// this size per statement stay in the processor's caches.
+const UNIT_BYTES: usize = 256 << 10;
+
+/// Streamed evaluation of an element-wise script ([`eval::blockwise_dims`]): the
+/// script runs on blocks of its input variables, in parallel, and each block of every
+/// computed variable is written as soon as it and those before it are done, so memory
+/// holds a few blocks, not whole variables.
+struct Stream<'s> {
+    stmts: &'s [parser::Stmt],
+    /// Input dimensions of the script's input variables.
+    dims: Vec<usize>,
+    /// Their lengths.
+    shape: Vec<usize>,
+    /// The blocks, as selections: whole rows along the first dimension, or, when a row
+    /// is larger than [`UNIT_BYTES`], consecutive pieces along the second dimension
+    /// of one row.
+    units: Vec<Vec<Vec<usize>>>,
+}
+
+impl<'s> Stream<'s> {
+    /// The stream of `stmts` over `input`, or `None` when the script is not
+    /// element-wise or its variables are empty.
+    fn new(stmts: &'s [parser::Stmt], input: &Meta) -> Option<Stream<'s>> {
+        let dims = eval::blockwise_dims(stmts, input)?;
+        let shape: Vec<usize> = dims.iter().map(|&d| input.dims[d].len).collect();
+        if shape.contains(&0) {
+            return None;
+        }
+        // Blocks sized for the widest type (8 bytes).
+        let es = 8;
+        let full = |d: usize| (0..shape[d]).collect::<Vec<usize>>();
+        let row_bytes = shape[1..].iter().product::<usize>() * es;
+        let mut units = Vec::new();
+        if shape.len() == 1 || row_bytes <= UNIT_BYTES {
+            let sel: Vec<Vec<usize>> = (0..shape.len()).map(full).collect();
+            for (pos, n) in nco_core::pipeline::row_blocks(&sel, es, UNIT_BYTES) {
+                let mut u = sel.clone();
+                u[0] = (pos..pos + n).collect();
+                units.push(u);
+            }
+        } else {
+            let inner = shape[2..].iter().product::<usize>() * es;
+            let per = (UNIT_BYTES / inner.max(1)).max(1);
+            let rest: Vec<Vec<usize>> = (2..shape.len()).map(full).collect();
+            for r in 0..shape[0] {
+                for j in (0..shape[1]).step_by(per) {
+                    let mut u = vec![vec![r], (j..(j + per).min(shape[1])).collect()];
+                    u.extend(rest.iter().cloned());
+                    units.push(u);
+                }
+            }
+        }
+        Some(Stream {
+            stmts,
+            dims,
+            shape,
+            units,
+        })
+    }
+
+    /// Evaluate every block and write the variables `outs` (script names, with their
+    /// output variable indices) into `of`, in order.
+    ///
+    /// Errors: those of the evaluation and of writing.
+    fn write(
+        &self,
+        prog: &str,
+        ds: &Dataset,
+        outs: &[(usize, String)],
+        of: &mut OutFile,
+    ) -> Result<()> {
+        let compute = |u: usize| -> Result<Vec<Values>> {
+            let mut c = Ctx::new(Some(ds), Box::new(std::io::sink()), prog);
+            c.set_block(self.dims.clone(), self.units[u].clone());
+            c.run(self.stmts)?;
+            outs.iter()
+                .map(|(_, n)| {
+                    c.vars
+                        .remove(n)
+                        .map(|v| v.val.data)
+                        .ok_or_else(|| Error::var(n, "not computed by the script"))
+                })
+                .collect()
+        };
+        nco_core::pipeline::for_each_ordered(self.units.len(), compute, |u, vals| {
+            // A block starts at its first row, or at its first index of the second
+            // dimension within its row.
+            let sel = &self.units[u];
+            let first: Vec<usize> = match sel.get(1) {
+                Some(s1) if s1.len() < self.shape[1] => vec![sel[0][0], s1[0]],
+                _ => vec![sel[0][0]],
+            };
+            for ((o, _), v) in outs.iter().zip(vals) {
+                of.write_at(*o, &first, &v)?;
+            }
+            Ok(())
+        })
+    }
 }
 
 fn write_output(
@@ -171,6 +277,7 @@ fn write_output(
     ds: Option<&Dataset>,
     ctx: &Ctx<'_>,
     out_path: &str,
+    stream: Option<&Stream<'_>>,
 ) -> Result<()> {
     let input = &ctx.input;
     let mut plan: Vec<(String, Source)> = Vec::new();
@@ -301,7 +408,7 @@ fn write_output(
     // Padded (hyperslabbed) variables need a fill value attribute.
     let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
     for (_, src) in &plan {
-        let Source::New(n) = src else {
+        let (Source::New(n), None) = (src, stream) else {
             datas.push(None);
             continue;
         };
@@ -333,8 +440,10 @@ fn write_output(
     let tmp = TempOutput::new(out_path, prog)?;
     let hdr_pad = cli.format.hdr_pad.unwrap_or(0);
     let mut of = OutFile::create(tmp.path(), &out, hdr_pad)?;
+    let mut streamed: Vec<(usize, String)> = Vec::new();
     for (o, (_, src)) in plan.iter().enumerate() {
         match src {
+            Source::New(n) if stream.is_some() => streamed.push((o, n.clone())),
             Source::New(n) => match &datas[o] {
                 Some(d) => of.write(o, 0, d)?,
                 None => of.write(o, 0, &ctx.vars[n].val.data)?,
@@ -347,6 +456,9 @@ fn write_output(
                 }
             }
         }
+    }
+    if let (Some(st), Some(ds)) = (stream, ds) {
+        st.write(prog, ds, &streamed, &mut of)?;
     }
     of.finish()?;
     tmp.commit()

@@ -260,3 +260,111 @@ fn errors_exit_1_and_write_nothing() {
         assert!(!out.exists(), "{script} wrote output");
     }
 }
+
+/// An input with rows larger than a block (3 x 40000 doubles per record), so that an
+/// element-wise script is evaluated in pieces of rows: a float, a double with fill
+/// values and a packed short, all (time = 3, y = 3, z = 40000).
+fn big_input(path: &Path) {
+    use nco_core::dataset::OutFile;
+    use nco_core::model::{Attr, Dim, Format, Meta, Var};
+    use nco_core::types::{NcType, Values};
+    let mut m = Meta::new(Format::Offset64);
+    for (name, len, unlimited) in [("time", 3, true), ("y", 3, false), ("z", 40_000, false)] {
+        m.dims.push(Dim {
+            name: name.into(),
+            len,
+            unlimited,
+        });
+    }
+    let var = |name: &str, ty, attrs| Var {
+        name: name.into(),
+        ty,
+        dims: vec![0, 1, 2],
+        attrs,
+        storage: Default::default(),
+    };
+    m.vars
+        .push(var("a", NcType::Float, vec![Attr::text("units", "K")]));
+    m.vars.push(var(
+        "b",
+        NcType::Double,
+        vec![Attr {
+            name: "_FillValue".into(),
+            value: Values::Double(vec![-1e30]),
+        }],
+    ));
+    m.vars.push(var(
+        "p",
+        NcType::Short,
+        vec![
+            Attr {
+                name: "scale_factor".into(),
+                value: Values::Float(vec![0.5]),
+            },
+            Attr {
+                name: "add_offset".into(),
+                value: Values::Float(vec![10.0]),
+            },
+        ],
+    ));
+    let n = 3 * 3 * 40_000;
+    let mut of = OutFile::create(path.to_str().unwrap(), &m, 0).unwrap();
+    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25 + 1.0).collect();
+    let b: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 7 == 3 {
+                -1e30
+            } else {
+                (i % 513) as f64 / 3.0
+            }
+        })
+        .collect();
+    let p: Vec<i16> = (0..n).map(|i| (i % 200) as i16 - 100).collect();
+    of.write(0, 0, &Values::Float(a)).unwrap();
+    of.write(1, 0, &Values::Double(b)).unwrap();
+    of.write(2, 0, &Values::Short(p)).unwrap();
+    of.finish().unwrap();
+}
+
+#[test]
+fn element_wise_scripts_stream_in_blocks_with_the_whole_array_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.nc");
+    big_input(&input);
+    let script = "c=a*2+b;d=sqrt(c)-a;e=p*a;f=-p/3";
+    let run = |script: &str, out: &Path| {
+        let o = Command::new(bin())
+            .args(["-O", "-h", "-v", "-s", script])
+            .arg(&input)
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // The same statements, then a reduction: evaluated on whole arrays.
+    let (streamed, whole) = (dir.path().join("s.nc"), dir.path().join("w.nc"));
+    run(script, &streamed);
+    run(&format!("{script};g=a.total()"), &whole);
+    let s = nco_core::dataset::Dataset::open(streamed.to_str().unwrap()).unwrap();
+    let w = nco_core::dataset::Dataset::open(whole.to_str().unwrap()).unwrap();
+    for name in ["c", "d", "e", "f"] {
+        let (vs, vw) = (s.meta().var(name).unwrap(), w.meta().var(name).unwrap());
+        assert_eq!((vs.ty, &vs.attrs), (vw.ty, &vw.attrs), "{name}");
+        let id = |d: &nco_core::dataset::Dataset| d.meta().var_id(name).unwrap();
+        let (xs, xw) = (s.read_all(id(&s)).unwrap(), w.read_all(id(&w)).unwrap());
+        assert_eq!(xs.len(), 360_000, "{name}");
+        assert!(xs == xw, "{name}: streamed and whole-array values differ");
+    }
+    // And the values are what they should be: c = a*2 + b (double), fill where b is.
+    let c = s.read_all(s.meta().var_id("c").unwrap()).unwrap();
+    let c = c.to_f64_vec().unwrap();
+    for i in [0usize, 3, 10, 200_001, 359_999] {
+        let a = (i % 1000) as f32 * 0.25 + 1.0;
+        let want = if i % 7 == 3 {
+            -1e30
+        } else {
+            f64::from(a * 2.0) + (i % 513) as f64 / 3.0
+        };
+        assert_eq!(c[i], want, "c[{i}]");
+    }
+}

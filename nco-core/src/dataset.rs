@@ -434,6 +434,17 @@ impl OutFile {
     /// Write values (in the variable's type) from index `first` of the first dimension
     /// (record number for record variables), covering whole rows of the others.
     pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
+        self.write_at(var, &[first], values)
+    }
+
+    /// Write values (in the variable's type, or converted) from the multi-index `first`
+    /// (one index for each leading dimension): they cover consecutive indices of
+    /// dimension `first.len() - 1` and the whole of the later dimensions, within one
+    /// index of each earlier one (a piece of a row). `write_at(v, &[r], x)` is
+    /// `write(v, r, x)`.
+    ///
+    /// Errors: a piece past the end of the variable, conversion and I/O errors.
+    pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
         let want = self.meta.vars[var].ty;
         if values.nc_type() != want {
             let conv = values.convert(want).ok_or_else(|| {
@@ -442,11 +453,11 @@ impl OutFile {
                     format!("cannot convert {} to {want}", values.nc_type()),
                 )
             })?;
-            return self.write(var, first, &conv);
+            return self.write_at(var, first, &conv);
         }
         match &mut self.writer {
-            Writer::Classic(w) => w.write(var, first, values),
-            Writer::Lib(w) => w.write(var, first, values),
+            Writer::Classic(w) => w.write_at(var, first, values),
+            Writer::Lib(w) => w.write_at(var, first, values),
         }
     }
 
@@ -508,6 +519,78 @@ impl OutFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record variable v(time=2, y=3, z=4) and a fixed one f(y=3, z=4), doubles.
+    fn piece_meta(format: crate::model::Format) -> Meta {
+        use crate::model::{Dim, Var};
+        let mut m = Meta::new(format);
+        for (name, len, unlimited) in [("time", 2, true), ("y", 3, false), ("z", 4, false)] {
+            m.dims.push(Dim {
+                name: name.into(),
+                len,
+                unlimited,
+            });
+        }
+        for (name, dims) in [("v", vec![0, 1, 2]), ("f", vec![1, 2])] {
+            m.vars.push(Var {
+                name: name.into(),
+                ty: crate::types::NcType::Double,
+                dims,
+                attrs: Vec::new(),
+                storage: Default::default(),
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn write_at_places_pieces_of_rows_in_every_format() {
+        use crate::model::Format;
+        for format in [Format::Offset64, Format::Netcdf4] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.nc");
+            let path = path.to_str().unwrap();
+            let meta = piece_meta(format);
+            let mut of = OutFile::create(path, &meta, 0).unwrap();
+            // v: record 1 first, then record 0 in pieces along y (one of 2 rows of z,
+            // one of 1); each element's value is its flat index.
+            let val = |r: usize, y: std::ops::Range<usize>| {
+                Values::Double(
+                    (r * 12 + y.start * 4..r * 12 + y.end * 4)
+                        .map(|i| i as f64)
+                        .collect(),
+                )
+            };
+            of.write_at(0, &[1], &val(1, 0..3)).unwrap();
+            of.write_at(0, &[0, 1], &val(0, 1..3)).unwrap();
+            of.write_at(0, &[0, 0], &val(0, 0..1)).unwrap();
+            // f: a fixed variable, pieces along its second dimension.
+            let f = |y: usize, z: std::ops::Range<usize>| {
+                Values::Double(z.map(|k| (100 + y * 4 + k) as f64).collect())
+            };
+            for y in 0..3 {
+                of.write_at(1, &[y, 2], &f(y, 2..4)).unwrap();
+                of.write_at(1, &[y, 0], &f(y, 0..2)).unwrap();
+            }
+            // Pieces past the end are refused.
+            assert!(of.write_at(1, &[2, 3], &f(2, 0..2)).is_err());
+            assert!(of.write_at(0, &[0, 3], &val(0, 0..1)).is_err());
+            of.finish().unwrap();
+            let ds = Dataset::open(path).unwrap();
+            let v = ds.read_all(0).unwrap().to_f64_vec().unwrap();
+            assert_eq!(
+                v,
+                (0..24).map(|i| i as f64).collect::<Vec<_>>(),
+                "{format:?}"
+            );
+            let f = ds.read_all(1).unwrap().to_f64_vec().unwrap();
+            assert_eq!(
+                f,
+                (100..112).map(|i| i as f64).collect::<Vec<_>>(),
+                "{format:?}"
+            );
+        }
+    }
 
     #[test]
     fn read_ahead_serves_each_expected_read_once() {

@@ -449,6 +449,33 @@ impl LibWriter {
         put(&mut nv, values, &start, &count).map_err(|e| Error::netcdf(path, Some(&v.name), e))
     }
 
+    /// Write values from the multi-index `first` as
+    /// [`crate::classic::Writer::write_raw_at`] describes (consecutive indices of
+    /// dimension `first.len() - 1`, whole along the later ones).
+    pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
+        if first.len() <= 1 {
+            return self.write(var, first.first().copied().unwrap_or(0), values);
+        }
+        let v = &self.meta.vars[var];
+        let path = &self.path;
+        let mut nv = self
+            .file
+            .variable_mut(&v.name)
+            .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
+        let k = first.len();
+        let lens: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
+        let inner: usize = lens[k..].iter().product();
+        let mut start = first.to_vec();
+        start.resize(lens.len(), 0);
+        let mut count = vec![1usize; k];
+        count[k - 1] = if inner == 0 { 0 } else { values.len() / inner };
+        count.extend_from_slice(&lens[k..]);
+        if count[k - 1] == 0 {
+            return Ok(());
+        }
+        put(&mut nv, values, &start, &count).map_err(|e| Error::netcdf(path, Some(&v.name), e))
+    }
+
     /// Close the file, reporting libnetcdf's error if closing fails.
     pub fn finish(self) -> Result<()> {
         let path = self.path;

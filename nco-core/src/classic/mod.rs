@@ -710,6 +710,49 @@ impl Writer {
         Ok(())
     }
 
+    /// Write raw big-endian `bytes` of variable `var` starting at the multi-index
+    /// `first` (one index for each of the leading `first.len()` dimensions, at least
+    /// one): they cover consecutive indices of dimension `first.len() - 1` from
+    /// `first[first.len() - 1]`, whole along the later dimensions, and lie within one
+    /// index of each earlier dimension (so they are contiguous in the file).
+    ///
+    /// Errors: a block past the end of the variable (an internal error), I/O errors.
+    pub fn write_raw_at(&mut self, var: usize, first: &[usize], bytes: &[u8]) -> Result<()> {
+        if first.len() <= 1 {
+            return self.write_raw(var, first.first().copied().unwrap_or(0), bytes);
+        }
+        let l = self.header.layout[var].clone();
+        let meta = &self.header.meta;
+        let v = &meta.vars[var];
+        let shape = meta.shape(v);
+        let (k, nd) = (first.len(), shape.len());
+        let past = || Error::var(&v.name, "internal: write past the end of the variable");
+        if k > nd
+            || first.iter().zip(&shape).skip(1).any(|(i, n)| i >= n)
+            || !l.record && first[0] >= shape[0]
+        {
+            return Err(past());
+        }
+        // Byte strides of the dimensions after the first (C order).
+        let mut stride = vec![v.ty.size() as u64; nd];
+        for d in (1..nd - 1).rev() {
+            stride[d] = stride[d + 1] * shape[d + 1] as u64;
+        }
+        let inner: u64 = (1..k).map(|d| first[d] as u64 * stride[d]).sum();
+        if bytes.len() as u64 > stride[k - 1] * (shape[k - 1] - first[k - 1]) as u64 {
+            return Err(past());
+        }
+        let r = first[0] as u64;
+        if l.record {
+            self.put(l.begin + r * self.header.recsize + inner, bytes)?;
+            self.numrecs = self.numrecs.max(r + 1);
+        } else {
+            let row = stride[1] * shape[1] as u64;
+            self.put(l.begin + r * row + inner, bytes)?;
+        }
+        Ok(())
+    }
+
     /// Write typed values (already in the variable's type) as in [`Writer::write_raw`].
     pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
         let want = self.header.meta.vars[var].ty;
@@ -724,6 +767,22 @@ impl Writer {
         }
         let raw = encode_par(values);
         self.write_raw(var, first, &raw)
+    }
+
+    /// Write typed values (already in the variable's type) as in
+    /// [`Writer::write_raw_at`].
+    pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
+        let want = self.header.meta.vars[var].ty;
+        if values.nc_type() != want {
+            return Err(Error::var(
+                &self.header.meta.vars[var].name,
+                format!(
+                    "internal: writing {} data into a {want} variable",
+                    values.nc_type()
+                ),
+            ));
+        }
+        self.write_raw_at(var, first, &encode_par(values))
     }
 
     /// Copy variable `src_var` of `src` unchanged into `var` (same type and shape) with
