@@ -464,7 +464,15 @@ impl Plan {
         let ins = self.inputs.clone();
         let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
         match (tool, self.kind) {
-            (Tool::Cdo, Kind::Ncwa | Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
+            (Tool::Cdo, Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
+            // Issue 8's yardstick for row 1: every field to one value per variable.
+            (Tool::Cdo, Kind::Ncwa) => one(vec![
+                s("fldmean"),
+                s("-vertmean"),
+                s("-timmean"),
+                ins[0].clone(),
+                os,
+            ]),
             (Tool::Cdo, Kind::Ncra) => {
                 // `cdo timmean -cat [ f1 f2 ... ] out`: the mean over all records of all files.
                 let mut r = vec![s("timmean"), s("-cat"), s("[")];
@@ -799,6 +807,13 @@ mod tests {
         assert!(plan(Kind::Reverse)
             .commands(Tool::Cdo, "cdo", None, Path::new("/o"))
             .is_none());
+        let (c, _) = plan(Kind::Ncwa)
+            .commands(Tool::Cdo, "cdo", None, Path::new("/o"))
+            .unwrap();
+        assert_eq!(
+            &c[0][3..],
+            &["fldmean", "-vertmean", "-timmean", "/d/ipcc_dly_T85.nc", "/o.nc"]
+        );
         assert!(!Kind::Ncra.applies_to(Geometry::Stl));
         let remote = Plan::new(
             Kind::Nces,
