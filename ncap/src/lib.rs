@@ -156,7 +156,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let stdout = std::io::stdout();
     let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
     if let Some(st) = &stream {
-        ctx.set_block(st.dims.clone(), st.units[0].clone());
+        ctx.set_block(st.dims.clone(), st.selection(0));
     }
     // NCO stamps the history (and NCO attribute) before the script runs, so attributes
     // the script adds come after them.
@@ -184,10 +184,17 @@ struct Stream<'s> {
     dims: Vec<usize>,
     /// Their lengths.
     shape: Vec<usize>,
-    /// The blocks, as selections: whole rows along the first dimension, or, when a row
-    /// is larger than [`UNIT_BYTES`], consecutive pieces along the second dimension
-    /// of one row.
-    units: Vec<Vec<Vec<usize>>>,
+    /// The blocks: whole rows along the first dimension (`rows`, with `cols` the
+    /// whole second dimension), or, when a row is larger than [`UNIT_BYTES`],
+    /// consecutive pieces `cols` of the second dimension within one row.
+    units: Vec<Unit>,
+}
+
+/// One block of a [`Stream`]: rows `rows` of the first dimension and indices `cols`
+/// of the second (all of it unless the block is a piece of one row).
+struct Unit {
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
 }
 
 impl<'s> Stream<'s> {
@@ -201,34 +208,45 @@ impl<'s> Stream<'s> {
         }
         // Blocks sized for the widest type (8 bytes).
         let es = 8;
-        let full = |d: usize| (0..shape[d]).collect::<Vec<usize>>();
+        let cols = shape.get(1).copied().unwrap_or(1);
         let row_bytes = shape[1..].iter().product::<usize>() * es;
-        let mut units = Vec::new();
-        if shape.len() == 1 || row_bytes <= UNIT_BYTES {
-            let sel: Vec<Vec<usize>> = (0..shape.len()).map(full).collect();
-            for (pos, n) in nco_core::pipeline::row_blocks(&sel, es, UNIT_BYTES) {
-                let mut u = sel.clone();
-                u[0] = (pos..pos + n).collect();
-                units.push(u);
-            }
+        let units = if shape.len() == 1 || row_bytes <= UNIT_BYTES {
+            let per = (UNIT_BYTES / row_bytes.max(1)).max(1);
+            (0..shape[0])
+                .step_by(per)
+                .map(|r| Unit {
+                    rows: r..(r + per).min(shape[0]),
+                    cols: 0..cols,
+                })
+                .collect()
         } else {
-            let inner = shape[2..].iter().product::<usize>() * es;
-            let per = (UNIT_BYTES / inner.max(1)).max(1);
-            let rest: Vec<Vec<usize>> = (2..shape.len()).map(full).collect();
-            for r in 0..shape[0] {
-                for j in (0..shape[1]).step_by(per) {
-                    let mut u = vec![vec![r], (j..(j + per).min(shape[1])).collect()];
-                    u.extend(rest.iter().cloned());
-                    units.push(u);
-                }
-            }
-        }
+            let per = (UNIT_BYTES / (shape[2..].iter().product::<usize>() * es)).max(1);
+            (0..shape[0])
+                .flat_map(|r| {
+                    (0..cols).step_by(per).map(move |j| Unit {
+                        rows: r..r + 1,
+                        cols: j..(j + per).min(cols),
+                    })
+                })
+                .collect()
+        };
         Some(Stream {
             stmts,
             dims,
             shape,
             units,
         })
+    }
+
+    /// Block `u` as a selection (one index list per dimension).
+    fn selection(&self, u: usize) -> Vec<Vec<usize>> {
+        let unit = &self.units[u];
+        let mut sel = vec![unit.rows.clone().collect::<Vec<usize>>()];
+        if self.shape.len() > 1 {
+            sel.push(unit.cols.clone().collect());
+        }
+        sel.extend(self.shape.iter().skip(2).map(|&n| (0..n).collect()));
+        sel
     }
 
     /// Evaluate every block and write the variables `outs` (script names, with their
@@ -244,7 +262,7 @@ impl<'s> Stream<'s> {
     ) -> Result<()> {
         let compute = |u: usize| -> Result<Vec<Values>> {
             let mut c = Ctx::new(Some(ds), Box::new(std::io::sink()), prog);
-            c.set_block(self.dims.clone(), self.units[u].clone());
+            c.set_block(self.dims.clone(), self.selection(u));
             c.run(self.stmts)?;
             outs.iter()
                 .map(|(_, n)| {
@@ -258,10 +276,11 @@ impl<'s> Stream<'s> {
         nco_core::pipeline::for_each_ordered(self.units.len(), compute, |u, vals| {
             // A block starts at its first row, or at its first index of the second
             // dimension within its row.
-            let sel = &self.units[u];
-            let first: Vec<usize> = match sel.get(1) {
-                Some(s1) if s1.len() < self.shape[1] => vec![sel[0][0], s1[0]],
-                _ => vec![sel[0][0]],
+            let unit = &self.units[u];
+            let first = if self.shape.len() > 1 && unit.cols.len() < self.shape[1] {
+                vec![unit.rows.start, unit.cols.start]
+            } else {
+                vec![unit.rows.start]
             };
             for ((o, _), v) in outs.iter().zip(vals) {
                 of.write_at(*o, &first, &v)?;
