@@ -142,9 +142,10 @@ const CASTS: [(&str, NcType); 13] = [
     ("ulong", NcType::UInt),
 ];
 
-const OTHER_FUNCS: [&str; 16] = [
+const OTHER_FUNCS: [&str; 24] = [
     "abs", "fabs", "pow", "atan2", "total", "ttl", "avg", "mean", "min", "max", "size", "ndims",
-    "print", "defdim", "type", "fmod",
+    "print", "defdim", "type", "fmod", "sqravg", "avgsqr", "rms", "rmssdn", "mabs", "mebs", "mibs",
+    "tabs",
 ];
 
 /// The dimensions of a script that can be evaluated block by block, or `None`.
@@ -790,7 +791,7 @@ impl<'a> Ctx<'a> {
                 let b = self.eval(&args[1])?;
                 self.atan2(a, b)
             }
-            "total" | "ttl" | "avg" | "mean" | "min" | "max" => {
+            _ if num::Reduce::by_name(f).is_some() => {
                 nargs(1)?;
                 let v = self.eval(&args[0])?;
                 let mut dims = Vec::new();
@@ -921,8 +922,9 @@ impl<'a> Ctx<'a> {
         Ok(r)
     }
 
-    /// total/avg/min/max over `dims` (all when empty), skipping missing elements; the
-    /// result keeps the type (integer averages truncate, as in NCO).
+    /// The reduction `f` ([`num::Reduce::by_name`]) over `dims` (all when empty),
+    /// skipping missing elements; the result keeps the type (integer averages and
+    /// roots truncate, as in NCO).
     fn reduce(&mut self, f: &str, v: Val, dims: &[usize]) -> Result<Val> {
         if v.is_text() {
             return Err(Error::msg(format!("{f}() of text is not supported")));
@@ -949,12 +951,7 @@ impl<'a> Ctx<'a> {
             acc *= v.shape[k];
         }
         let ty = v.ty();
-        let op = match f {
-            "total" | "ttl" => num::Reduce::Total,
-            "min" => num::Reduce::Min,
-            "max" => num::Reduce::Max,
-            _ => num::Reduce::Avg,
-        };
+        let op = num::Reduce::by_name(f).unwrap_or(num::Reduce::Avg);
         let fill = v.fill;
         let data = with_type!(ty, T => T::into_values(num::reduce(
             op,

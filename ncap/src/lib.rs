@@ -6,8 +6,9 @@
 //! implemented here is a subset of ncap2's: assignments (`= += -= *= /=`), attributes
 //! (`v@att`, `global@att`), LHS casting (`v[$lat,$lon]=...`), `defdim()`, typed
 //! literals and arrays, arithmetic, comparison and logical operators, hyperslabs
-//! (`v(1,:,0:3:2)`), reductions (`.total() .avg() .min() .max()`, optionally over
-//! `$dims`), math functions and type casts, `where()/elsewhere`, `if/else`, `print()`.
+//! (`v(1,:,0:3:2)`), reductions (`.total() .avg() .min() .max()` and ncwa's other
+//! statistics `.rms() .rmssdn() .sqravg() .avgsqr() .mabs() .mebs() .mibs() .tabs()`,
+//! optionally over `$dims`), math functions and type casts, `where()/elsewhere`, `if/else`, `print()`.
 //!
 //! Modules: [`lexer`] (tokens), [`parser`] (AST), [`num`] (typed element-wise
 //! kernels), [`eval`] (semantics and state). This file parses the command line and

@@ -450,13 +450,54 @@ pub enum Reduce {
     Min,
     /// Maximum.
     Max,
+    /// Square of the average.
+    SqrAvg,
+    /// Average of the squares.
+    AvgSqr,
+    /// Root of the average of the squares.
+    Rms,
+    /// Root of the sum of the squares over (valid elements - 1).
+    RmsSdn,
+    /// Maximum absolute value.
+    MAbs,
+    /// Average absolute value.
+    MEbs,
+    /// Minimum absolute value.
+    MIbs,
+    /// Sum of absolute values.
+    TAbs,
+}
+
+impl Reduce {
+    /// The reduction of an ncap2 method name (`x.rms()`), NCO manual "Methods and
+    /// functions" (the statistics of ncwa's `-y`).
+    pub fn by_name(f: &str) -> Option<Reduce> {
+        Some(match f {
+            "total" | "ttl" => Reduce::Total,
+            "avg" | "mean" => Reduce::Avg,
+            "min" => Reduce::Min,
+            "max" => Reduce::Max,
+            "sqravg" => Reduce::SqrAvg,
+            "avgsqr" => Reduce::AvgSqr,
+            "rms" => Reduce::Rms,
+            "rmssdn" => Reduce::RmsSdn,
+            "mabs" => Reduce::MAbs,
+            "mebs" => Reduce::MEbs,
+            "mibs" => Reduce::MIbs,
+            "tabs" => Reduce::TAbs,
+            _ => return None,
+        })
+    }
 }
 
 /// Reduce `x` (shape `shape`) into `out_n` results; element `idx` goes to output
 /// `sum(idx[k] * ostride[k])`. Sums accumulate in the type itself, element by element in
 /// storage order, as NCO does (so float totals carry float rounding); averages divide in
-/// the type (integer averages truncate). Missing elements (`== fill`) are skipped; an
-/// output with no valid element is `fill` (0 without one).
+/// the type (integer averages truncate). The squares (`avgsqr`, `rms`, `rmssdn`) and
+/// absolute values (`mabs`, `mebs`, `mibs`, `tabs`) are taken in the type too, and the
+/// root of an integer result truncates: NCO 5.1.4 gives `rms` of the ints 1..6 as 3 and
+/// `sqravg` as 9 (the truncated average 3, squared). Missing elements (`== fill`) are
+/// skipped; an output with no valid element is `fill` (0 without one).
 pub fn reduce<T: Arith>(
     op: Reduce,
     x: &[T],
@@ -469,28 +510,33 @@ pub fn reduce<T: Arith>(
     let mut cnt = vec![0usize; out_n];
     let mut idx = vec![0usize; shape.len()];
     let mut o = 0usize;
-    for &xi in x {
-        if fill != Some(xi) {
+    for &raw in x {
+        if fill != Some(raw) {
+            let xi = match op {
+                Reduce::AvgSqr | Reduce::Rms | Reduce::RmsSdn => raw.mul(raw),
+                Reduce::MAbs | Reduce::MEbs | Reduce::MIbs | Reduce::TAbs => raw.abs(),
+                _ => raw,
+            };
             let a = &mut acc[o];
             *a = if cnt[o] == 0 {
                 xi
             } else {
                 match op {
-                    Reduce::Total | Reduce::Avg => a.add(xi),
-                    Reduce::Min => {
+                    Reduce::Min | Reduce::MIbs => {
                         if xi < *a {
                             xi
                         } else {
                             *a
                         }
                     }
-                    Reduce::Max => {
+                    Reduce::Max | Reduce::MAbs => {
                         if xi > *a {
                             xi
                         } else {
                             *a
                         }
                     }
+                    _ => a.add(xi),
                 }
             };
             cnt[o] += 1;
@@ -505,15 +551,25 @@ pub fn reduce<T: Arith>(
             idx[k] = 0;
         }
     }
+    // Square root in the type; an integer root truncates (as C's cast of sqrt()).
+    let root = |m: T| {
+        let r = m.to_f64().sqrt();
+        T::from_f64(if T::TYPE.is_float() { r } else { r.trunc() })
+    };
     acc.iter()
         .zip(&cnt)
         .map(|(&a, &c)| {
-            if c == 0 {
-                fill.unwrap_or_default()
-            } else if op == Reduce::Avg {
-                a.div(T::from_f64(c as f64))
-            } else {
-                a
+            let n = T::from_f64(c as f64);
+            match op {
+                _ if c == 0 => fill.unwrap_or_default(),
+                Reduce::Avg | Reduce::AvgSqr | Reduce::MEbs => a.div(n),
+                Reduce::SqrAvg => {
+                    let m = a.div(n);
+                    m.mul(m)
+                }
+                Reduce::Rms => root(a.div(n)),
+                Reduce::RmsSdn => root(a.div(T::from_f64(c as f64 - 1.0))),
+                _ => a,
             }
         })
         .collect()

@@ -368,3 +368,47 @@ fn element_wise_scripts_stream_in_blocks_with_the_whole_array_results() {
         assert_eq!(c[i], want, "c[{i}]");
     }
 }
+
+#[test]
+fn statistics_methods_like_ncwa_operations() {
+    // Values and types from NCO 5.1.4's ncap2 on the fixture: the type is kept, and
+    // integer results truncate (the average before squaring, the root after it).
+    let Some(fx) = fixture() else { return };
+    let (out, _) = fx.ok(&[
+        "-O",
+        "-v",
+        "-s",
+        "a=t.rms();b=n.rms();c=t.rmssdn();d=t.sqravg();e=t.avgsqr();f=n.avgsqr();\
+         g=t.rms($time);h=n.rmssdn();i=n.sqravg();k=t.mabs();l=n.mebs();m=t.mibs();\
+         o=n.tabs();q=n.rms($lat);u=t.mebs($lat,$lon);w=t.tabs($time);x=(t-280).mabs();\
+         y=(n-4).mebs();z=(n-4).tabs($lon)",
+    ]);
+    for (var, want) in [
+        ("a", "278.6391"),
+        ("b", "3"),
+        ("c", "287.2146"),
+        ("d", "77611.4"),
+        ("e", "77639.77"),
+        ("f", "15"),
+        (
+            "g",
+            "276.0435, 277.065, 278.0432, 279.043, 280.0428, 281.0427",
+        ),
+        ("h", "4"),
+        ("i", "9"),
+        ("k", "287"),
+        ("l", "3"),
+        ("m", "270"),
+        ("o", "21"),
+        ("q", "2, 3, 4"),
+        ("u", "272.5, 278.8, 284.5"),
+        ("w", "828, 554, 834, 837, 840, 843"),
+        ("x", "10"),
+        ("y", "1"),
+        ("z", "6, 3"),
+    ] {
+        assert_eq!(data(&out, var), want, "{var}");
+    }
+    assert_eq!(decl(&out, "b"), "int b ;");
+    assert_eq!(decl(&out, "a"), "float a ;");
+}
