@@ -41,20 +41,10 @@ pub fn resident_bytes(path: &Path) -> Result<u64> {
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
     let pages = len.div_ceil(page);
     let mut vec = vec![0u8; pages];
-    // SAFETY: we map the file read-only, never dereference the mapping, ask mincore about
-    // exactly the mapped range into a vector of one byte per page, and unmap it.
+    let p = map_shared(&f, len).context("mmap for mincore")?;
+    // SAFETY: we never dereference the mapping, ask mincore about exactly the mapped
+    // range into a vector of one byte per page, and unmap it.
     unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            0,
-        );
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error()).context("mmap for mincore");
-        }
         let rc = libc::mincore(p, len, vec.as_mut_ptr().cast());
         libc::munmap(p, len);
         if rc != 0 {
@@ -90,20 +80,10 @@ pub fn huge_folio_fraction(path: &Path) -> Result<Option<f64>> {
     if extents == 0 {
         return Ok(None);
     }
-    // SAFETY: a private read-only mapping of a file we keep open; we only read bytes
-    // inside its length, then unmap it. Nothing else holds the pointer.
+    let p = map_shared(&f, len).context("mmap")?;
+    // SAFETY: a read-only mapping of a file we keep open; we only read bytes inside its
+    // length, then unmap it. Nothing else holds the pointer.
     let pmd_kb = unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            0,
-        );
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error()).context("mmap");
-        }
         libc::madvise(p, len, libc::MADV_HUGEPAGE);
         let base = p as *const u8;
         let mut sum = 0u8;
@@ -166,6 +146,27 @@ pub fn settle(path: &Path) -> Result<Option<(f64, f64)>> {
     }
     let after = huge_folio_fraction(path)?.unwrap_or(0.0);
     Ok(Some((before, after)))
+}
+
+/// A read-only shared mapping of the first `len` bytes of `f` (unmap it with
+/// `libc::munmap(p, len)`).
+fn map_shared(f: &File, len: usize) -> std::io::Result<*mut libc::c_void> {
+    // SAFETY: a new read-only mapping at an address the kernel chooses; it aliases
+    // nothing of ours, and the caller unmaps it.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p)
 }
 
 /// Number of CPUs this process may run on.

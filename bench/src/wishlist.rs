@@ -812,7 +812,13 @@ mod tests {
             .unwrap();
         assert_eq!(
             &c[0][3..],
-            &["fldmean", "-vertmean", "-timmean", "/d/ipcc_dly_T85.nc", "/o.nc"]
+            &[
+                "fldmean",
+                "-vertmean",
+                "-timmean",
+                "/d/ipcc_dly_T85.nc",
+                "/o.nc"
+            ]
         );
         assert!(!Kind::Ncra.applies_to(Geometry::Stl));
         let remote = Plan::new(

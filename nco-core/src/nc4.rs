@@ -427,6 +427,13 @@ impl LibWriter {
     /// Write `values` (the variable's own type) into variable `var` from index `first`
     /// of its first dimension, covering whole rows of the other dimensions.
     pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
+        self.write_at(var, &[first], values)
+    }
+
+    /// Write values from the multi-index `first` (at least one index) as
+    /// [`crate::classic::Writer::write_raw_at`] describes: consecutive indices of
+    /// dimension `first.len() - 1`, whole along the later ones.
+    pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
         let v = &self.meta.vars[var];
         let path = &self.path;
         let mut nv = self
@@ -437,38 +444,13 @@ impl LibWriter {
             return put(&mut nv, values, &[], &[])
                 .map_err(|e| Error::netcdf(path, Some(&v.name), e));
         }
-        let inner: usize = v.dims[1..].iter().map(|&d| self.meta.dims[d].len).product();
-        let rows = if inner == 0 { 0 } else { values.len() / inner };
-        let mut start = vec![0usize; v.dims.len()];
-        start[0] = first;
-        let mut count: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
-        count[0] = rows;
-        if rows == 0 {
-            return Ok(());
-        }
-        put(&mut nv, values, &start, &count).map_err(|e| Error::netcdf(path, Some(&v.name), e))
-    }
-
-    /// Write values from the multi-index `first` as
-    /// [`crate::classic::Writer::write_raw_at`] describes (consecutive indices of
-    /// dimension `first.len() - 1`, whole along the later ones).
-    pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
-        if first.len() <= 1 {
-            return self.write(var, first.first().copied().unwrap_or(0), values);
-        }
-        let v = &self.meta.vars[var];
-        let path = &self.path;
-        let mut nv = self
-            .file
-            .variable_mut(&v.name)
-            .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
-        let k = first.len();
+        let k = first.len().clamp(1, v.dims.len());
         let lens: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
         let inner: usize = lens[k..].iter().product();
         let mut start = first.to_vec();
         start.resize(lens.len(), 0);
         let mut count = vec![1usize; k];
-        count[k - 1] = if inner == 0 { 0 } else { values.len() / inner };
+        count[k - 1] = values.len().checked_div(inner).unwrap_or(0);
         count.extend_from_slice(&lens[k..]);
         if count[k - 1] == 0 {
             return Ok(());

@@ -755,18 +755,7 @@ impl Writer {
 
     /// Write typed values (already in the variable's type) as in [`Writer::write_raw`].
     pub fn write(&mut self, var: usize, first: usize, values: &Values) -> Result<()> {
-        let want = self.header.meta.vars[var].ty;
-        if values.nc_type() != want {
-            return Err(Error::var(
-                &self.header.meta.vars[var].name,
-                format!(
-                    "internal: writing {} data into a {want} variable",
-                    values.nc_type()
-                ),
-            ));
-        }
-        let raw = encode_par(values);
-        self.write_raw(var, first, &raw)
+        self.write_at(var, &[first], values)
     }
 
     /// Write typed values (already in the variable's type) as in
