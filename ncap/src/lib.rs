@@ -151,9 +151,18 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         Some(p) => Some(Dataset::open(p)?),
         None => None,
     };
-    // An element-wise script over an input is evaluated in blocks (Stream); the
-    // context below then evaluates the first block, for the output's definitions.
-    let stream = ds.as_ref().and_then(|d| Stream::new(&stmts, d.meta()));
+    let format = cli.format.format()?.unwrap_or(match &ds {
+        Some(d) => d.meta().format,
+        None => nco_core::model::Format::Classic,
+    });
+    // An element-wise script over a netCDF3 input written to a netCDF3 output is
+    // evaluated in blocks (Stream); the context below then evaluates the first block,
+    // for the output's definitions. Not for netCDF-4 files: blocks across HDF5 chunks
+    // would decompress (or rewrite) every chunk once per block.
+    let stream = ds
+        .as_ref()
+        .filter(|d| d.classic().is_some() && format.is_classic_family())
+        .and_then(|d| Stream::new(&stmts, d.meta()));
     let stdout = std::io::stdout();
     let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
     if let Some(st) = &stream {
@@ -168,7 +177,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ctx.globals = m.attrs;
     }
     ctx.run(&stmts)?;
-    write_output(prog, &cli, ds.as_ref(), &ctx, &out_path, stream.as_ref())
+    write_output(
+        prog,
+        &cli,
+        ds.as_ref(),
+        &ctx,
+        &out_path,
+        format,
+        stream.as_ref(),
+    )
 }
 
 /// Bytes of each input variable's block in a streamed evaluation: a few arrays of
@@ -297,6 +314,7 @@ fn write_output(
     ds: Option<&Dataset>,
     ctx: &Ctx<'_>,
     out_path: &str,
+    format: nco_core::model::Format,
     stream: Option<&Stream<'_>>,
 ) -> Result<()> {
     let input = &ctx.input;
@@ -376,11 +394,6 @@ fn write_output(
             }
         }
     }
-    let format = cli.format.format()?.unwrap_or(if ds.is_some() {
-        input.format
-    } else {
-        nco_core::model::Format::Classic
-    });
     let mut out = Meta::new(format);
     out.attrs = ctx.globals.clone();
     // A record dimension no output variable uses is written with no records, as NCO does.
@@ -425,6 +438,21 @@ fn write_output(
             storage,
         });
     }
+    // Chunking and deflate (-L, --cnk_*) as the other operators apply them (a copied
+    // variable keeps its input chunk sizes unless chunking options are given).
+    let storage = nco_core::extract::StorageArgs {
+        deflate: cli.format.deflate,
+        chunk: cli.format.chunk.clone(),
+    };
+    nco_core::extract::warn_storage_on_classic(prog, format, &storage);
+    let src: Vec<usize> = plan
+        .iter()
+        .map(|(_, s)| match s {
+            Source::Copy(id, _) => *id,
+            Source::New(_) => usize::MAX,
+        })
+        .collect();
+    nco_core::extract::apply_storage(&mut out, input, &src, &storage);
     // Padded (hyperslabbed) variables need a fill value attribute.
     let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
     for (_, src) in &plan {

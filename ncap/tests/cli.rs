@@ -412,3 +412,22 @@ fn statistics_methods_like_ncwa_operations() {
     assert_eq!(decl(&out, "b"), "int b ;");
     assert_eq!(decl(&out, "a"), "float a ;");
 }
+
+#[test]
+fn deflate_applies_to_netcdf4_output_and_warns_on_netcdf3() {
+    let Some(fx) = fixture() else { return };
+    let (out, _) = fx.ok(&["-O", "-4", "-L", "1", "-s", "tk=t*2"]);
+    let h = ncdump(&out, &["-hs"]);
+    assert!(h.contains("tk:_DeflateLevel = 1 ;"), "{h}");
+    assert!(
+        h.contains("t:_DeflateLevel = 1 ;"),
+        "without -v, copies too: {h}"
+    );
+    // On a netCDF3 output -L is ignored with a warning, as NCO 5.1.4 does.
+    let o = fx.run(
+        &["-O", "-3", "-L", "1", "-v", "-s", "tk=t*2"],
+        &fx.out("c.nc"),
+    );
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING deflation"));
+}
