@@ -403,6 +403,39 @@ enum Writer {
     Lib(LibWriter),
 }
 
+/// `meta` with netCDF3's rule on record dimensions applied (netCDF classic format
+/// specification: one unlimited dimension, the first of every variable using it):
+/// unlimited dimensions after the first become fixed at their current length, as NCO
+/// 5.1.4 writes them (a netCDF-4 input may have several).
+///
+/// Errors: a variable with the record dimension other than first (named, with the
+/// remedies).
+fn netcdf3_dims(meta: &Meta) -> Result<Meta> {
+    let mut m = meta.clone();
+    let Some(rec) = m.record_dim() else {
+        return Ok(m);
+    };
+    for d in m.dims.iter_mut().skip(rec + 1) {
+        d.unlimited = false;
+    }
+    if let Some(v) = m
+        .vars
+        .iter()
+        .find(|v| v.dims.iter().skip(1).any(|&d| d == rec))
+    {
+        return Err(Error::var(
+            &v.name,
+            format!(
+                "has the record dimension {} after its first dimension, which netCDF3 \
+                 formats cannot store (write netCDF-4 with -4, or put it first with \
+                 ncpdq -a)",
+                m.dims[rec].name
+            ),
+        ));
+    }
+    Ok(m)
+}
+
 /// An output file being written: definitions first (all at [`OutFile::create`]), then data.
 pub struct OutFile {
     writer: Writer,
@@ -413,6 +446,13 @@ impl OutFile {
     /// Create `path` with every definition of `meta`. Classic formats use our writer
     /// (with `hdr_pad` spare header bytes), netCDF-4 formats use libnetcdf.
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
+        let fixed;
+        let meta = if meta.format.is_classic_family() {
+            fixed = netcdf3_dims(meta)?;
+            &fixed
+        } else {
+            meta
+        };
         let lib_write =
             std::env::var_os("NCO_RS_LIB_WRITE").is_some_and(|v| v != "0" && !v.is_empty());
         let writer = if meta.format.is_classic_family() && !lib_write {
@@ -541,6 +581,45 @@ mod tests {
             });
         }
         m
+    }
+
+    #[test]
+    fn netcdf3_outputs_keep_one_record_dimension_first() {
+        use crate::model::{Dim, Format, Var};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.nc");
+        let path = path.to_str().unwrap();
+        // Two unlimited dimensions (a netCDF-4 input): the second becomes fixed.
+        let mut m = piece_meta(Format::Offset64);
+        m.dims.push(Dim {
+            name: "r".into(),
+            len: 2,
+            unlimited: true,
+        });
+        m.vars.push(Var {
+            name: "z".into(),
+            ty: crate::types::NcType::Double,
+            dims: vec![3],
+            attrs: Vec::new(),
+            storage: Default::default(),
+        });
+        let mut of = OutFile::create(path, &m, 0).unwrap();
+        of.write(2, 0, &Values::Double(vec![4.0, 5.0])).unwrap();
+        of.write(0, 0, &Values::Double(vec![1.0; 24])).unwrap();
+        of.finish().unwrap();
+        let ds = Dataset::open(path).unwrap();
+        let (t, r) = (&ds.meta().dims[0], &ds.meta().dims[3]);
+        assert!(t.unlimited && t.len == 2);
+        assert!(!r.unlimited && r.len == 2);
+        assert_eq!(ds.read_all(2).unwrap(), Values::Double(vec![4.0, 5.0]));
+        // The record dimension after the first: refused, naming the variable.
+        let mut m = piece_meta(Format::Classic);
+        m.vars[1].dims = vec![1, 0];
+        let e = OutFile::create(path, &m, 0).err().unwrap().to_string();
+        assert!(
+            e.contains("f") && e.contains("record dimension time"),
+            "{e}"
+        );
     }
 
     #[test]
