@@ -351,9 +351,15 @@ impl Parser {
         }
     }
 
+    /// A power, whose operands may carry prefix operators: NCO's ncap2 binds unary
+    /// minus tighter than `^` (`-x^2` is `(-x)^2`, `-2^2` is 4; NCO 5.1.4).
     fn unary(&mut self) -> Result<Expr> {
+        self.power()
+    }
+
+    fn prefixed(&mut self) -> Result<Expr> {
         if self.eat("-") {
-            let e = self.unary()?;
+            let e = self.prefixed()?;
             return Ok(match e {
                 // Fold negative literals so that `-2` keeps the literal's type.
                 Expr::Num(t, s) if !s.starts_with('-') => Expr::Num(t, format!("-{s}")),
@@ -361,18 +367,18 @@ impl Parser {
             });
         }
         if self.eat("+") {
-            return self.unary();
+            return self.prefixed();
         }
         if self.eat("!") {
-            return Ok(Expr::Un(UnOp::Not, Box::new(self.unary()?)));
+            return Ok(Expr::Un(UnOp::Not, Box::new(self.prefixed()?)));
         }
-        self.power()
+        self.postfix()
     }
 
     fn power(&mut self) -> Result<Expr> {
-        let base = self.postfix()?;
+        let base = self.prefixed()?;
         if self.eat("^") {
-            let exp = self.unary()?;
+            let exp = self.power()?;
             return Ok(Expr::Bin(BinOp::Pow, Box::new(base), Box::new(exp)));
         }
         Ok(base)
@@ -521,6 +527,14 @@ mod tests {
             panic!()
         };
         assert_eq!(e, Expr::Num(NcType::Int, "-2".into()));
+        // Unary minus binds tighter than ^, as in NCO: -x^2 is (-x)^2.
+        let Stmt::Assign(_, _, e) = one("y=-x^2") else {
+            panic!()
+        };
+        let Expr::Bin(BinOp::Pow, b, _) = e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(*b, Expr::Un(UnOp::Neg, _)));
     }
 
     #[test]

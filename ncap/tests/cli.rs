@@ -431,3 +431,19 @@ fn deflate_applies_to_netcdf4_output_and_warns_on_netcdf3() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING deflation"));
 }
+
+#[test]
+fn unary_minus_binds_tighter_than_power() {
+    // NCO 5.1.4 on the fixture (s = 2.5): -s^2 is (-s)^2.
+    let Some(fx) = fixture() else { return };
+    let (out, _) = fx.ok(&["-O", "-v", "-s", "a=-s^2;b=-2^2;c=3-s^2;e=2^-1;f=-(s^2)"]);
+    for (var, want) in [
+        ("a", "6.25"),
+        ("b", "4"),
+        ("c", "-3.25"),
+        ("e", "0.5"),
+        ("f", "-6.25"),
+    ] {
+        assert_eq!(data(&out, var), want, "{var}");
+    }
+}
