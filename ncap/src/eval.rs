@@ -290,14 +290,16 @@ impl<'a> Ctx<'a> {
 
     /// Names of the written variables in NCO's output order: variables defined from a
     /// hyperslab or updated under where() first (script order), then the others sorted
-    /// by name, then those computed from attributes only (script order). This mimics
-    /// what NCO 5.1.4 was observed to do.
+    /// by name (in script order when the script writes three variables or fewer),
+    /// then those computed from attributes only (script order). This mimics what NCO
+    /// 5.1.4 was observed to do.
     pub fn output_order(&self) -> Vec<String> {
         let mut names: Vec<&String> = self.vars.keys().collect();
+        let by_name = names.len() > 3;
         names.sort_by(|a, b| {
             let (ca, sa) = self.placement.get(*a).copied().unwrap_or((1, 0));
             let (cb, sb) = self.placement.get(*b).copied().unwrap_or((1, 0));
-            ca.cmp(&cb).then(if ca == 1 {
+            ca.cmp(&cb).then(if ca == 1 && by_name {
                 a.as_bytes().cmp(b.as_bytes())
             } else {
                 sa.cmp(&sb)

@@ -447,3 +447,27 @@ fn unary_minus_binds_tighter_than_power() {
         assert_eq!(data(&out, var), want, "{var}");
     }
 }
+
+#[test]
+fn new_variables_in_script_order_up_to_three_then_sorted() {
+    // NCO 5.1.4's output order, observed: up to three new variables keep the script's
+    // order, four or more are sorted by name.
+    let Some(fx) = fixture() else { return };
+    let order = |script: &str| -> Vec<String> {
+        let (out, _) = fx.ok(&["-O", "-v", "-C", "-s", script]);
+        ncdump(&out, &["-h"])
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let ty = w.next()?;
+                ["float", "double", "int", "short"]
+                    .contains(&ty)
+                    .then(|| w.next())
+                    .flatten()
+                    .map(|n| n.split(['(', ';']).next().unwrap_or(n).to_string())
+            })
+            .collect()
+    };
+    assert_eq!(order("zz=t*2;mm=t;aa=zz+1"), ["zz", "mm", "aa"]);
+    assert_eq!(order("zz=t*2;mm=t;bb=t;aa=zz+1"), ["aa", "bb", "mm", "zz"]);
+}
