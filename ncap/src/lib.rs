@@ -193,26 +193,17 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 const UNIT_BYTES: usize = 256 << 10;
 
 /// Streamed evaluation of an element-wise script ([`eval::blockwise_dims`]): the
-/// script runs on blocks of its input variables, in parallel, and each block of every
-/// computed variable is written as soon as it and those before it are done, so memory
-/// holds a few blocks, not whole variables.
+/// script runs on blocks of its input variables ([`nco_core::pipeline::blocks`]), in
+/// parallel, and each block of every computed variable is written as soon as it and
+/// those before it are done, so memory holds a few blocks, not whole variables.
 struct Stream<'s> {
     stmts: &'s [parser::Stmt],
     /// Input dimensions of the script's input variables.
     dims: Vec<usize>,
-    /// Their lengths.
-    shape: Vec<usize>,
-    /// The blocks: whole rows along the first dimension (`rows`, with `cols` the
-    /// whole second dimension), or, when a row is larger than [`UNIT_BYTES`],
-    /// consecutive pieces `cols` of the second dimension within one row.
-    units: Vec<Unit>,
-}
-
-/// One block of a [`Stream`]: rows `rows` of the first dimension and indices `cols`
-/// of the second (all of it unless the block is a piece of one row).
-struct Unit {
-    rows: std::ops::Range<usize>,
-    cols: std::ops::Range<usize>,
+    /// The whole selection of those variables (every index of each dimension).
+    full: Vec<Vec<usize>>,
+    /// The blocks.
+    units: Vec<nco_core::pipeline::Block>,
 }
 
 impl<'s> Stream<'s> {
@@ -220,51 +211,26 @@ impl<'s> Stream<'s> {
     /// element-wise or its variables are empty.
     fn new(stmts: &'s [parser::Stmt], input: &Meta) -> Option<Stream<'s>> {
         let dims = eval::blockwise_dims(stmts, input)?;
-        let shape: Vec<usize> = dims.iter().map(|&d| input.dims[d].len).collect();
-        if shape.contains(&0) {
+        let full: Vec<Vec<usize>> = dims
+            .iter()
+            .map(|&d| (0..input.dims[d].len).collect())
+            .collect();
+        // Blocks sized for the widest type (8 bytes).
+        let units = nco_core::pipeline::blocks(&full, 8, UNIT_BYTES);
+        if units.is_empty() {
             return None;
         }
-        // Blocks sized for the widest type (8 bytes).
-        let es = 8;
-        let cols = shape.get(1).copied().unwrap_or(1);
-        let row_bytes = shape[1..].iter().product::<usize>() * es;
-        let units = if shape.len() == 1 || row_bytes <= UNIT_BYTES {
-            let per = (UNIT_BYTES / row_bytes.max(1)).max(1);
-            (0..shape[0])
-                .step_by(per)
-                .map(|r| Unit {
-                    rows: r..(r + per).min(shape[0]),
-                    cols: 0..cols,
-                })
-                .collect()
-        } else {
-            let per = (UNIT_BYTES / (shape[2..].iter().product::<usize>() * es)).max(1);
-            (0..shape[0])
-                .flat_map(|r| {
-                    (0..cols).step_by(per).map(move |j| Unit {
-                        rows: r..r + 1,
-                        cols: j..(j + per).min(cols),
-                    })
-                })
-                .collect()
-        };
         Some(Stream {
             stmts,
             dims,
-            shape,
+            full,
             units,
         })
     }
 
     /// Block `u` as a selection (one index list per dimension).
     fn selection(&self, u: usize) -> Vec<Vec<usize>> {
-        let unit = &self.units[u];
-        let mut sel = vec![unit.rows.clone().collect::<Vec<usize>>()];
-        if self.shape.len() > 1 {
-            sel.push(unit.cols.clone().collect());
-        }
-        sel.extend(self.shape.iter().skip(2).map(|&n| (0..n).collect()));
-        sel
+        self.units[u].select(&self.full)
     }
 
     /// Evaluate every block and write the variables `outs` (script names, with their
@@ -292,14 +258,7 @@ impl<'s> Stream<'s> {
                 .collect()
         };
         nco_core::pipeline::for_each_ordered(self.units.len(), compute, |u, vals| {
-            // A block starts at its first row, or at its first index of the second
-            // dimension within its row.
-            let unit = &self.units[u];
-            let first = if self.shape.len() > 1 && unit.cols.len() < self.shape[1] {
-                vec![unit.rows.start, unit.cols.start]
-            } else {
-                vec![unit.rows.start]
-            };
+            let first = self.units[u].first(&self.full);
             for ((o, _), v) in outs.iter().zip(vals) {
                 of.write_at(*o, &first, &v)?;
             }

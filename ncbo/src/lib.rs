@@ -253,27 +253,23 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             None => None,
         });
     }
-    // Units of about 256 KiB of rows of the larger operand, computed in parallel windows
-    // while the previous window is written (pipeline::for_each_ordered).
-    let mut units: Vec<(usize, usize, usize)> = Vec::new();
+    // Units of about 256 KiB of the larger operand (rows, or pieces of a row), computed
+    // in parallel windows while the previous window is written
+    // (pipeline::for_each_ordered).
+    let mut units: Vec<(usize, nco_core::pipeline::Block)> = Vec::new();
     for (ji, ((big, big_id, big_idx), _)) in sides.iter().enumerate() {
         let es = big.meta().vars[*big_id].ty.size();
-        let blocks = nco_core::pipeline::row_blocks(big_idx, es, 256 << 10);
-        units.extend(blocks.into_iter().map(|(pos, len)| (ji, pos, len)));
+        let blocks = nco_core::pipeline::blocks(big_idx, es, 256 << 10);
+        units.extend(blocks.into_iter().map(|b| (ji, b)));
     }
     // Values of a unit, with its count of integer divisions by zero and of overflows.
     let compute = |u: usize| -> Result<(nco_core::types::Values, usize, usize)> {
-        let (ji, pos, len) = units[u];
+        let (ji, unit) = &units[u];
+        let ji = *ji;
         let (j, (pa, pb)) = (&jobs[ji], &procs[ji]);
         let ((big, big_id, big_idx), (small, small_id, small_idx)) = &sides[ji];
         let (pbig, psmall) = if j.swap { (pb, pa) } else { (pa, pb) };
-        let block = |idx: &[Vec<usize>]| -> Vec<Vec<usize>> {
-            let mut idx = idx.to_vec();
-            if let Some(first) = idx.first_mut() {
-                *first = first[pos..pos + len].to_vec();
-            }
-            idx
-        };
+        let block = |idx: &[Vec<usize>]| unit.select(idx);
         let xbig = big.read(*big_id, &block(big_idx))?;
         let fill = pa.out_fill;
         if pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap {
@@ -286,8 +282,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
         }
         let fbig = pbig.unpacked(&xbig);
-        let row: usize = big_idx.iter().skip(1).map(Vec::len).product();
-        let start = pos * row.max(1);
+        let start = unit.offset(big_idx);
         let fsmall: Vec<f64> = match (&small_whole[ji], &j.map) {
             (Some(s), Some(m)) => m[start..start + fbig.len()].iter().map(|&k| s[k]).collect(),
             _ => psmall.unpacked(&small.read(*small_id, &block(small_idx))?),
@@ -314,10 +309,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let mut counts = vec![(0usize, 0usize); jobs.len()];
     nco_core::pipeline::for_each_ordered(units.len(), compute, |u, (vals, bad, over)| {
-        let (ji, pos, _) = units[u];
-        counts[ji].0 += bad;
-        counts[ji].1 += over;
-        of.write(jobs[ji].out, pos, &vals)
+        let (ji, unit) = &units[u];
+        counts[*ji].0 += bad;
+        counts[*ji].1 += over;
+        let ((_, _, big_idx), _) = &sides[*ji];
+        of.write_at(jobs[*ji].out, &unit.first(big_idx), &vals)
     })?;
     for ((pa, _), (bad, over)) in procs.iter().zip(counts) {
         if bad > 0 {

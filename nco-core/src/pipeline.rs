@@ -73,6 +73,84 @@ pub fn row_blocks(sel: &[Vec<usize>], elem_size: usize, max_bytes: usize) -> Vec
         .collect()
 }
 
+/// A block of a selection streamed in pieces ([`blocks`]): positions `rows` of the
+/// first dimension's index list and `cols` of the second's (all of them unless the
+/// block is a piece of one row). Every block is contiguous in the selection's C order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Positions in the first dimension's indices.
+    pub rows: std::ops::Range<usize>,
+    /// Positions in the second dimension's indices (`0..1` for fewer than two
+    /// dimensions).
+    pub cols: std::ops::Range<usize>,
+}
+
+impl Block {
+    /// The block's part of `sel` (one index list per dimension, as the block's
+    /// selection came from).
+    pub fn select(&self, sel: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        let mut out = sel.to_vec();
+        if let Some(first) = out.first_mut() {
+            *first = first[self.rows.clone()].to_vec();
+        }
+        if let Some(second) = out.get_mut(1) {
+            *second = second[self.cols.clone()].to_vec();
+        }
+        out
+    }
+
+    /// Where the block starts in a variable written with `sel`'s shape, for
+    /// [`crate::dataset::OutFile::write_at`]: its first row, and its first column when
+    /// it is a piece of a row.
+    pub fn first(&self, sel: &[Vec<usize>]) -> Vec<usize> {
+        match sel.get(1) {
+            Some(c) if self.cols.len() < c.len() => vec![self.rows.start, self.cols.start],
+            _ => vec![self.rows.start],
+        }
+    }
+
+    /// Offset of the block's first element in `sel`'s elements (C order).
+    pub fn offset(&self, sel: &[Vec<usize>]) -> usize {
+        let inner: usize = sel.iter().skip(2).map(Vec::len).product();
+        let row = sel.get(1).map_or(1, Vec::len) * inner;
+        self.rows.start * row + self.cols.start * inner
+    }
+}
+
+/// The blocks a selection is streamed in, about `max_bytes` of elements of
+/// `elem_size` bytes each, in order: whole rows along the first dimension when a row
+/// fits (at least one row), otherwise pieces of one row along the second dimension
+/// (at least one index of it). A scalar selection is one block; a selection with no
+/// elements has none.
+pub fn blocks(sel: &[Vec<usize>], elem_size: usize, max_bytes: usize) -> Vec<Block> {
+    if sel.iter().any(Vec::is_empty) {
+        return Vec::new();
+    }
+    let rows = sel.first().map_or(1, Vec::len);
+    let cols = sel.get(1).map_or(1, Vec::len);
+    let inner = sel.iter().skip(2).map(Vec::len).product::<usize>() * elem_size;
+    let row_bytes = cols * inner;
+    if sel.len() < 2 || row_bytes <= max_bytes {
+        let per = (max_bytes / row_bytes.max(1)).max(1);
+        return (0..rows)
+            .step_by(per)
+            .map(|r| Block {
+                rows: r..(r + per).min(rows),
+                cols: 0..cols,
+            })
+            .collect();
+    }
+    let per = (max_bytes / inner.max(1)).max(1);
+    (0..rows)
+        .flat_map(|r| {
+            (0..cols).step_by(per).map(move |c| Block {
+                rows: r..r + 1,
+                cols: c..(c + per).min(cols),
+            })
+        })
+        .collect()
+}
+
 /// Compute `f(item)` for every item in parallel and return the results in order, or
 /// an error (the first in order when several fail).
 pub fn try_par_map<T: Send, R: Send>(
@@ -153,6 +231,46 @@ mod tests {
             })
             .collect();
         assert_eq!(sums, (0..8).map(|k| 4950 + 100 * k).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn blocks_are_rows_or_pieces_of_a_row_in_order() {
+        let full = |n: usize| (0..n).collect::<Vec<usize>>();
+        // Rows of 3 x 4 elements (48 bytes of f32): two rows per 100-byte block.
+        let sel = vec![full(5), full(3), full(4)];
+        let b = blocks(&sel, 4, 100);
+        assert_eq!(
+            b.iter().map(|b| b.rows.clone()).collect::<Vec<_>>(),
+            [0..2, 2..4, 4..5]
+        );
+        assert!(b.iter().all(|b| b.cols == (0..3)));
+        assert_eq!(b[1].first(&sel), vec![2]);
+        assert_eq!(b[1].offset(&sel), 24);
+        // Rows larger than a block: pieces of two columns (32 bytes) of one row.
+        let b = blocks(&sel, 4, 40);
+        assert_eq!(b.len(), 10);
+        assert_eq!((b[1].rows.clone(), b[1].cols.clone()), (0..1, 2..3));
+        assert_eq!(b[1].first(&sel), vec![0, 2]);
+        assert_eq!(b[3].offset(&sel), 12 + 8);
+        let sub = b[3].select(&[vec![7, 8, 9, 10, 11], vec![5, 6, 7], full(4)]);
+        assert_eq!(sub, vec![vec![8], vec![7], full(4)]);
+        // Together the blocks cover every element once, in order.
+        let mut next = 0;
+        for blk in &b {
+            assert_eq!(blk.offset(&sel), next);
+            next += blk.rows.len() * blk.cols.len() * 4;
+        }
+        assert_eq!(next, 60);
+        // Fewer than two dimensions, a scalar, nothing.
+        assert_eq!(blocks(&[full(10)], 8, 16).len(), 5);
+        assert_eq!(
+            blocks(&[], 8, 16),
+            vec![Block {
+                rows: 0..1,
+                cols: 0..1
+            }]
+        );
+        assert!(blocks(&[vec![], full(2)], 8, 16).is_empty());
     }
 
     #[test]
