@@ -427,37 +427,64 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             && !m.vars[v].dims.iter().any(|&d| reversed[d])
     };
     let first_stays = |o: usize| perms[o].first().is_none_or(|&p| p == 0);
-    let mut units: Vec<(usize, usize, usize)> = Vec::new();
+    let second_stays = |o: usize| perms[o].get(1).is_none_or(|&p| p == 1);
+    // Per unit: the variable, and its block (None: copied unchanged as a whole).
+    let mut units: Vec<(usize, Option<nco_core::pipeline::Block>)> = Vec::new();
     for (o, &v) in vars.iter().enumerate() {
         if matches!(actions[o], Action::Copy) && identity(o) {
-            units.push((o, 0, usize::MAX));
+            units.push((o, None));
             continue;
         }
-        let max_bytes = if first_stays(o) {
-            256 << 10
+        let idx = sel.for_var(m, v);
+        let es = m.vars[v].ty.size();
+        let blocks = if first_stays(o) && second_stays(o) {
+            // Rows, or pieces of a row when a row is large.
+            nco_core::pipeline::blocks(&idx, es, 256 << 10)
         } else {
-            usize::MAX
+            let max_bytes = if first_stays(o) {
+                256 << 10
+            } else {
+                usize::MAX
+            };
+            let cols = idx.get(1).map_or(1, Vec::len);
+            nco_core::pipeline::row_blocks(&idx, es, max_bytes)
+                .into_iter()
+                .map(|(pos, len)| nco_core::pipeline::Block {
+                    rows: pos..pos + len,
+                    cols: 0..cols,
+                })
+                .collect()
         };
-        let blocks =
-            nco_core::pipeline::row_blocks(&sel.for_var(m, v), m.vars[v].ty.size(), max_bytes);
-        units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
+        units.extend(blocks.into_iter().map(|b| (o, Some(b))));
     }
-    let compute = |u: usize| -> Result<Values> {
-        let (o, pos, len) = units[u];
-        let v = vars[o];
-        if len == usize::MAX {
-            return Ok(Values::with_capacity(m.vars[v].ty, 0));
+    // Positions `at` of `list` (a block's rows or columns), or, when the dimension is
+    // reversed, the mirrored positions read backwards (output position k of a
+    // reversed dimension is input position n-1-k).
+    let part = |list: &[usize], at: &std::ops::Range<usize>, reversed: bool| -> Vec<usize> {
+        let n = list.len();
+        if reversed {
+            at.clone().map(|k| list[n - 1 - k]).collect()
+        } else {
+            list[at.clone()].to_vec()
         }
+    };
+    let compute = |u: usize| -> Result<Values> {
+        let (o, block) = &units[u];
+        let (o, v) = (*o, vars[*o]);
+        let Some(b) = block else {
+            return Ok(Values::with_capacity(m.vars[v].ty, 0));
+        };
         let mut idx = sel.for_var(m, v);
         let mut rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
-        if let Some(f) = idx.first_mut() {
-            let rows = f.len();
-            if first_stays(o) && rev[0] {
-                // Output rows pos.. are the input's last rows, read in reverse order.
-                *f = (0..len).map(|j| f[rows - 1 - pos - j]).collect();
-                rev[0] = false;
-            } else {
-                *f = f[pos..pos + len].to_vec();
+        if !idx.is_empty() {
+            // The block's rows (and columns, for a piece of a row) are read in output
+            // order, so those dimensions need no reversal afterwards.
+            let flip = first_stays(o) && rev[0];
+            idx[0] = part(&idx[0], &b.rows, flip);
+            rev[0] &= !flip;
+            if idx.len() > 1 && b.cols.len() < idx[1].len() {
+                idx[1] = part(&idx[1], &b.cols, rev[1]);
+                rev[1] = false;
             }
         }
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
@@ -497,12 +524,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         })
     };
     nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {
-        let (o, pos, len) = units[u];
-        if len == usize::MAX {
+        let (o, block) = &units[u];
+        match block {
             // Unchanged: copy straight from the input.
-            return extract::copy_unchanged(&ds, vars[o], &sel, &mut of, o);
+            None => extract::copy_unchanged(&ds, vars[*o], &sel, &mut of, *o),
+            Some(b) => of.write_at(*o, &b.first(&sel.for_var(m, vars[*o])), &vals),
         }
-        of.write(o, pos, &vals)
     })?;
     of.finish()?;
     tmp.commit()
