@@ -303,6 +303,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 *v = fill;
                 bad += 1;
             }
+            if op == BinOp::Div {
+                // Integer division truncates toward zero, as C's does in NCO (7/-2 is -3),
+                // where the conversion of other results rounds.
+                for v in r.iter_mut() {
+                    *v = v.trunc();
+                }
+            }
         }
         let (vals, over) = nco_core::kernels::to_values_plain(&r, pa.out.ty);
         Ok((vals, bad, over))

@@ -316,6 +316,30 @@ fn integer_division_by_zero_does_not_crash() {
     assert!(v.contains("-32767"), "{v}");
 }
 
+#[test]
+fn integer_division_truncates_toward_zero() {
+    // NCO 5.1.4 divides integers as C does: 7/-2 is -3, 1/3 is 0 (not rounded).
+    let s = Scratch::new();
+    let a = cdl(
+        &s,
+        "num",
+        "netcdf num { dimensions: x = 6 ; variables: int i(x) ; short h(x) ; \
+         data: i = 3, -3, 7, -7, 1, 9 ; h = -1466, 5, 9, -9, 4, 100 ; }",
+    );
+    let b = cdl(
+        &s,
+        "den",
+        "netcdf den { dimensions: x = 6 ; variables: int i(x) ; short h(x) ; \
+         data: i = 2, 2, -2, -2, 3, 4 ; h = -266, 2, -2, 2, 3, 7 ; }",
+    );
+    let out = s.arg("q.nc");
+    nco("ncbo")
+        .args(["-O", "--op_typ=dvd", &a, &b, &out])
+        .succeeds();
+    assert_eq!(value(&out, "i", "%d ", &[]), "1 -1 -3 3 0 2");
+    assert_eq!(value(&out, "h", "%d ", &[]), "5 2 -4 -4 1 14");
+}
+
 // ---------------------------------------------------------------- bad input
 
 #[test]
