@@ -150,6 +150,22 @@ impl ChunkArgs {
         if v.dims.is_empty() {
             return None;
         }
+        // The input's chunks, no larger than the output's fixed dimensions (a hyperslab
+        // may have cut one below its chunk size, which libnetcdf refuses).
+        let clamped: Option<Vec<usize>> = input.map(|c| {
+            c.iter()
+                .zip(&v.dims)
+                .map(|(&n, &d)| {
+                    let dim = &meta.dims[d];
+                    if dim.unlimited {
+                        n
+                    } else {
+                        n.min(dim.len.max(1))
+                    }
+                })
+                .collect()
+        });
+        let input = clamped.as_deref();
         let policy = self.policy.as_deref().map(strip);
         let explicit = self.dim_sizes().unwrap_or_default();
         if !self.any() {
@@ -264,6 +280,12 @@ mod tests {
         assert_eq!(
             ChunkArgs::default().chunks_for(&m, &v, Some(&[1, 1, 4])),
             Some(vec![1, 1, 4])
+        );
+        // Input chunks larger than a dimension cut by a hyperslab shrink to it
+        // (lat 2, lev 3, lon 4 here; libnetcdf refuses larger chunks).
+        assert_eq!(
+            ChunkArgs::default().chunks_for(&m, &v, Some(&[5, 1, 20000])),
+            Some(vec![2, 1, 4])
         );
         let a = ChunkArgs {
             policy: Some("all".into()),

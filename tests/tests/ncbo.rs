@@ -340,6 +340,26 @@ fn integer_division_truncates_toward_zero() {
     assert_eq!(value(&out, "h", "%d ", &[]), "5 2 -4 -4 1 14");
 }
 
+#[test]
+fn hyperslab_below_the_input_chunk_size_on_netcdf4() {
+    // Chunks of 3 along y; -d y,1,2 leaves 2: the output's chunks must fit (libnetcdf
+    // refuses larger ones), and -L applies. NCO 5.1.4 writes chunks 2, 4 here too.
+    let s = Scratch::new();
+    let text = "netcdf c { dimensions: y = 3 ; x = 4 ; variables: float v(y, x) ; \
+                v:_ChunkSizes = 3, 4 ; :_Format = \"netCDF-4\" ; \
+                data: v = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ; }";
+    let a = cdl(&s, "a", text);
+    let b = cdl(&s, "b", &text.replace("netcdf c", "netcdf d"));
+    let out = s.arg("d.nc");
+    nco("ncbo")
+        .args(["-O", "-L", "1", "--op_typ=add", "-d", "y,1,2", &a, &b, &out])
+        .succeeds();
+    assert_eq!(value(&out, "v", "%g ", &[]), "10 12 14 16 18 20 22 24");
+    let h = nco_tests::ncdump(&["-hs"], &out);
+    assert!(h.contains("v:_ChunkSizes = 2, 4 ;"), "{h}");
+    assert!(h.contains("v:_DeflateLevel = 1 ;"), "{h}");
+}
+
 // ---------------------------------------------------------------- bad input
 
 #[test]
