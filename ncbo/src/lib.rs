@@ -197,10 +197,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let mut procs = Vec::with_capacity(jobs.len());
     for j in &jobs {
         let mut pa = arith::prepare(am, j.va, cli.arith.hdf_upk);
-        pa.out.dims = meta.vars[j.out].dims.clone();
-        // The planned storage (chunks fitted to the output's dimensions, -L), not the
-        // input's.
-        pa.out.storage = meta.vars[j.out].storage.clone();
+        pa.place_as(&meta.vars[j.out]);
         let pb = arith::prepare(bm, j.vb, cli.arith.hdf_upk);
         // Results can be missing when either operand has missing values, or when an
         // integer result divides by zero: then the output needs a _FillValue, decided

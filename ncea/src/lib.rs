@@ -195,7 +195,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 continue;
             }
             let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
-            pv.out.dims = meta.vars[o].dims.clone();
+            pv.place_as(&meta.vars[o]);
             meta.vars[o] = pv.out.clone();
             procs[o] = Some(pv);
         }

@@ -25,6 +25,16 @@ pub struct ProcVar {
     pub out_fill: f64,
 }
 
+impl ProcVar {
+    /// Take the planned output variable's dimensions and storage (chunks fitted to
+    /// the output, `-L`): the rest of the output definition (type, attributes) is
+    /// this variable's.
+    pub fn place_as(&mut self, planned: &Var) {
+        self.out.dims = planned.dims.clone();
+        self.out.storage = planned.storage.clone();
+    }
+}
+
 /// Prepare variable `id` of `meta` for arithmetic (`hdf` = `--hdf_upk`).
 pub fn prepare(meta: &Meta, id: usize, hdf: bool) -> ProcVar {
     let var = &meta.vars[id];

@@ -150,22 +150,8 @@ impl ChunkArgs {
         if v.dims.is_empty() {
             return None;
         }
-        // The input's chunks, no larger than the output's fixed dimensions (a hyperslab
-        // may have cut one below its chunk size, which libnetcdf refuses).
-        let clamped: Option<Vec<usize>> = input.map(|c| {
-            c.iter()
-                .zip(&v.dims)
-                .map(|(&n, &d)| {
-                    let dim = &meta.dims[d];
-                    if dim.unlimited {
-                        n
-                    } else {
-                        n.min(dim.len.max(1))
-                    }
-                })
-                .collect()
-        });
-        let input = clamped.as_deref();
+        let fitted = input.and_then(|c| fit(c, meta, v));
+        let input = fitted.as_deref();
         let policy = self.policy.as_deref().map(strip);
         let explicit = self.dim_sizes().unwrap_or_default();
         if !self.any() {
@@ -235,6 +221,27 @@ impl ChunkArgs {
         }
         Some(out)
     }
+}
+
+/// Chunk sizes `chunks` (an input's) fitted to output variable `v` of `meta`: `None`
+/// when their rank differs from `v`'s (a dimension was averaged away), otherwise no
+/// larger than `v`'s fixed dimensions (a hyperslab may have cut one below its chunk
+/// size, which libnetcdf refuses; record dimensions take any chunk size).
+pub fn fit(chunks: &[usize], meta: &Meta, v: &Var) -> Option<Vec<usize>> {
+    (chunks.len() == v.dims.len()).then(|| {
+        chunks
+            .iter()
+            .zip(&v.dims)
+            .map(|(&n, &d)| {
+                let dim = &meta.dims[d];
+                if dim.unlimited {
+                    n
+                } else {
+                    n.min(dim.len.max(1))
+                }
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]

@@ -400,8 +400,14 @@ impl LibWriter {
                 }
             }
             if meta.format.is_netcdf4() && !v.dims.is_empty() {
-                if let Some(ch) = &v.storage.chunks {
-                    nv.set_chunking(ch).map_err(ve)?;
+                // Chunks carried over from an input are fitted to this output's shape.
+                if let Some(ch) = v
+                    .storage
+                    .chunks
+                    .as_deref()
+                    .and_then(|c| crate::chunking::fit(c, meta, v))
+                {
+                    nv.set_chunking(&ch).map_err(ve)?;
                 }
                 if let Some(l) = v.storage.deflate.filter(|&l| l > 0) {
                     nv.set_compression(l, v.storage.shuffle).map_err(ve)?;

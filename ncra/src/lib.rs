@@ -481,7 +481,7 @@ fn prepare(
             continue;
         }
         let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
-        pv.out.dims = meta.vars[o].dims.clone();
+        pv.place_as(&meta.vars[o]);
         if !cli.no_cell_methods {
             let coord = first.is_coord_var(var);
             let method = if coord {

@@ -568,3 +568,20 @@ fn output_keeps_the_input_variable_order() {
         .collect();
     assert_eq!(order, ["lat", "areacella", "orog", "fld2"], "{hdr}");
 }
+
+#[test]
+fn chunked_netcdf4_input_with_a_dimension_averaged_away() {
+    // The input's chunks (rank 2) cannot apply to the rank-1 output: they used to reach
+    // libnetcdf and fail ("slices does not match"). NCO 5.1.4 gives the same values.
+    let s = Scratch::new();
+    let input = cdl(
+        &s,
+        "c",
+        "netcdf c { dimensions: y = 2 ; x = 4 ; variables: float v(y, x) ; \
+         v:_ChunkSizes = 1, 2 ; :_Format = \"netCDF-4\" ; \
+         data: v = 1, 2, 3, 4, 5, 6, 7, 8 ; }",
+    );
+    let out = s.arg("o.nc");
+    nco("ncwa").args(["-O", "-a", "y", &input, &out]).succeeds();
+    assert_eq!(value(&out, "v", "%g ", &[]), "3 4 5 6");
+}
