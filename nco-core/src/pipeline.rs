@@ -117,6 +117,18 @@ impl Block {
     }
 }
 
+/// [`row_blocks`] as [`Block`]s (whole rows, every column).
+pub fn whole_rows(sel: &[Vec<usize>], elem_size: usize, max_bytes: usize) -> Vec<Block> {
+    let cols = sel.get(1).map_or(1, Vec::len);
+    row_blocks(sel, elem_size, max_bytes)
+        .into_iter()
+        .map(|(pos, len)| Block {
+            rows: pos..pos + len,
+            cols: 0..cols,
+        })
+        .collect()
+}
+
 /// The blocks a selection is streamed in, about `max_bytes` of elements of
 /// `elem_size` bytes each, in order: whole rows along the first dimension when a row
 /// fits (at least one row), otherwise pieces of one row along the second dimension
@@ -126,19 +138,17 @@ pub fn blocks(sel: &[Vec<usize>], elem_size: usize, max_bytes: usize) -> Vec<Blo
     if sel.iter().any(Vec::is_empty) {
         return Vec::new();
     }
-    let rows = sel.first().map_or(1, Vec::len);
+    if sel.is_empty() {
+        return vec![Block {
+            rows: 0..1,
+            cols: 0..1,
+        }];
+    }
+    let rows = sel[0].len();
     let cols = sel.get(1).map_or(1, Vec::len);
     let inner = sel.iter().skip(2).map(Vec::len).product::<usize>() * elem_size;
-    let row_bytes = cols * inner;
-    if sel.len() < 2 || row_bytes <= max_bytes {
-        let per = (max_bytes / row_bytes.max(1)).max(1);
-        return (0..rows)
-            .step_by(per)
-            .map(|r| Block {
-                rows: r..(r + per).min(rows),
-                cols: 0..cols,
-            })
-            .collect();
+    if sel.len() < 2 || cols * inner <= max_bytes {
+        return whole_rows(sel, elem_size, max_bytes);
     }
     let per = (max_bytes / inner.max(1)).max(1);
     (0..rows)

@@ -211,6 +211,13 @@ impl Reader {
         &self.file
     }
 
+    /// A positioned read of `out.len()` bytes at `off`, whatever the source.
+    fn pread(&self, off: u64, out: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(out, off)
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
     fn fetch(&self, off: u64, out: &mut [u8]) -> Result<()> {
         match &self.source {
             Source::Map(m) => {
@@ -223,10 +230,7 @@ impl Reader {
                 out.copy_from_slice(src);
                 Ok(())
             }
-            Source::Pread => self
-                .file
-                .read_exact_at(out, off)
-                .map_err(|e| Error::io(&self.path, e)),
+            Source::Pread => self.pread(off, out),
             Source::Bytes(b) => {
                 let s = usize::try_from(off).unwrap_or(usize::MAX);
                 let src = s
@@ -290,11 +294,6 @@ impl Reader {
         // A system call costs about as much as copying a few KiB: bridge smaller gaps.
         const GAP: u64 = 8 << 10;
         const SPAN: u64 = 16 << 20;
-        let fetch = |off: u64, buf: &mut [u8]| {
-            self.file
-                .read_exact_at(buf, off)
-                .map_err(|e| Error::io(&self.path, e))
-        };
         let mut scratch = Vec::new();
         let mut pos = 0usize;
         let mut i = 0;
@@ -311,11 +310,11 @@ impl Reader {
                 j += 1;
             }
             if j == i + 1 {
-                fetch(start, &mut out[pos..pos + runs[i].1])?;
+                self.pread(start, &mut out[pos..pos + runs[i].1])?;
                 pos += runs[i].1;
             } else {
                 scratch.resize((end - start) as usize, 0);
-                fetch(start, &mut scratch)?;
+                self.pread(start, &mut scratch)?;
                 for &(o, n) in &runs[i..j] {
                     let a = (o - start) as usize;
                     out[pos..pos + n].copy_from_slice(&scratch[a..a + n]);
