@@ -142,10 +142,8 @@ const CASTS: [(&str, NcType); 13] = [
     ("ulong", NcType::UInt),
 ];
 
-const OTHER_FUNCS: [&str; 24] = [
-    "abs", "fabs", "pow", "atan2", "total", "ttl", "avg", "mean", "min", "max", "size", "ndims",
-    "print", "defdim", "type", "fmod", "sqravg", "avgsqr", "rms", "rmssdn", "mabs", "mebs", "mibs",
-    "tabs",
+const OTHER_FUNCS: [&str; 10] = [
+    "abs", "fabs", "pow", "atan2", "size", "ndims", "print", "defdim", "type", "fmod",
 ];
 
 /// The dimensions of a script that can be evaluated block by block, or `None`.
@@ -235,6 +233,7 @@ pub fn blockwise_dims(stmts: &[Stmt], input: &Meta) -> Option<Vec<usize>> {
 pub fn is_function(name: &str) -> bool {
     MathFn::by_name(name).is_some()
         || CASTS.iter().any(|(n, _)| *n == name)
+        || num::Reduce::by_name(name).is_some()
         || OTHER_FUNCS.contains(&name)
 }
 
