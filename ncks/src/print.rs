@@ -392,7 +392,7 @@ fn trd_var_data(
     if var.ty == NcType::Char {
         // One line per row of the last dimension.
         let row = lens[nd - 1];
-        let rows = if row == 0 { 0 } else { total / row };
+        let rows = total.checked_div(row).unwrap_or(0);
         let c = match &vals {
             Values::Char(c) => c.clone(),
             _ => Vec::new(),

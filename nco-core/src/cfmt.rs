@@ -279,7 +279,7 @@ mod tests {
         );
         assert_eq!(CFormat::parse("%g ").unwrap().with_text("_"), "_ ");
         assert_eq!(CFormat::parse("%c").unwrap().format(Arg::Int(65)), "A");
-        assert_eq!(format_g(3.141_592_653_589_79, 12), "3.14159265359");
+        assert_eq!(format_g(std::f64::consts::PI, 12), "3.14159265359");
     }
 
     #[test]

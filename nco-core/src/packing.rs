@@ -313,6 +313,9 @@ pub fn pack_float(
                 for (o, &v) in qs.iter_mut().zip(c) {
                     *o = q(v);
                 }
+                // `!(|q| < 2^51)` on purpose: it is true for a NaN quotient too, which
+                // must count as large.
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
                 let large = qs
                     .iter()
                     .zip(c)

@@ -84,6 +84,8 @@ mod tests {
     }
 
     #[test]
+    // `wait_child` is the wait this lint asks for (waitpid on the child's id).
+    #[allow(clippy::zombie_processes)]
     fn wait_child_reaps_that_child() {
         let child = std::process::Command::new("sh")
             .args(["-c", "exit 3"])

@@ -567,6 +567,35 @@ pub fn station_names(stations: &[Station], len: usize) -> Values {
     Values::Char(b)
 }
 
+/// Reads variable data for the station form: `(input var, per-dimension indices)`.
+pub type ReadFn<'a> = dyn Fn(usize, &[Vec<usize>]) -> Result<Values> + Sync + 'a;
+
+/// Write every variable of a station-form plan into `out` (created from `plan.meta`).
+pub fn write_station_form(
+    plan: &StationPlan,
+    stations: &[Station],
+    input: &Meta,
+    base: &Selection,
+    read: &ReadFn<'_>,
+    out: &mut crate::dataset::OutFile,
+) -> Result<()> {
+    let name_len = plan.meta.dims.last().map_or(1, |d| d.len);
+    for (o, src) in plan.src.iter().enumerate() {
+        match src {
+            None => out.write(o, 0, &station_names(stations, name_len))?,
+            Some(v) if !plan.per_station[o] => {
+                out.write(o, 0, &read(*v, &base.for_var(input, *v))?)?
+            }
+            Some(v) => {
+                for (k, sel) in plan.selections.iter().enumerate() {
+                    out.write(o, k, &read(*v, &sel.for_var(input, *v))?)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,33 +645,4 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert_eq!(m[1].text, "lat,10.");
     }
-}
-
-/// Reads variable data for the station form: `(input var, per-dimension indices)`.
-pub type ReadFn<'a> = dyn Fn(usize, &[Vec<usize>]) -> Result<Values> + Sync + 'a;
-
-/// Write every variable of a station-form plan into `out` (created from `plan.meta`).
-pub fn write_station_form(
-    plan: &StationPlan,
-    stations: &[Station],
-    input: &Meta,
-    base: &Selection,
-    read: &ReadFn<'_>,
-    out: &mut crate::dataset::OutFile,
-) -> Result<()> {
-    let name_len = plan.meta.dims.last().map_or(1, |d| d.len);
-    for (o, src) in plan.src.iter().enumerate() {
-        match src {
-            None => out.write(o, 0, &station_names(stations, name_len))?,
-            Some(v) if !plan.per_station[o] => {
-                out.write(o, 0, &read(*v, &base.for_var(input, *v))?)?
-            }
-            Some(v) => {
-                for (k, sel) in plan.selections.iter().enumerate() {
-                    out.write(o, k, &read(*v, &sel.for_var(input, *v))?)?;
-                }
-            }
-        }
-    }
-    Ok(())
 }

@@ -669,7 +669,7 @@ fn emit(
                     &mut buf,
                 )?;
             }
-            let normalize = !(cli.numerator && !first.is_coord_var(var));
+            let normalize = !cli.numerator || first.is_coord_var(var);
             // Per-file weights of an average without a fill value take NCO 5.1.4's own
             // normalisation (below); everything else is typed straight from the
             // accumulator.

@@ -338,8 +338,7 @@ impl Run {
         self.stdout
             .lines()
             .map(str::trim_end)
-            .filter(|l| !l.is_empty())
-            .next_back()
+            .rfind(|l| !l.is_empty())
             .unwrap_or("")
     }
 

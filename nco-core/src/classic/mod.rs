@@ -960,7 +960,7 @@ mod tests {
         for (s, o) in sels.iter().zip(&outs) {
             assert_eq!(*o, r.read_raw(1, s).unwrap());
         }
-        let odd = vec![vec![vec![2], vec![1], vec![0], vec![1]], st(1, 1)];
+        let odd = [vec![vec![2], vec![1], vec![0], vec![1]], st(1, 1)];
         let refs: Vec<&Selection> = odd.iter().map(Vec::as_slice).collect();
         let mut outs = vec![Vec::new(); 2];
         r.gather_raw_into(1, None, &refs, &mut outs).unwrap();

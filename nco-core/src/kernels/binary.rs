@@ -130,6 +130,68 @@ pub fn apply(
     out
 }
 
+/// Element-wise `a op b` directly in the operands' own floating type, when both are
+/// NC_FLOAT or both NC_DOUBLE and `op` is not division (then the result equals NCO's
+/// double-precision computation rounded back: sums, differences and products of two
+/// floats are exact in double). Missing where either operand equals its fill; the
+/// result's missing value is `out_fill`. `None` when the fast path does not apply.
+pub fn apply_same_float(
+    op: BinOp,
+    a: &crate::types::Values,
+    a_fill: Option<f64>,
+    b: &crate::types::Values,
+    b_fill: Option<f64>,
+    out_fill: f64,
+) -> Option<crate::types::Values> {
+    use crate::types::{NcNum, Values};
+    if op == BinOp::Div {
+        return None;
+    }
+    // One pass without a branch per element (missing operands select the fill), the
+    // operation chosen outside the loop, so the compiler vectorises it. Callers
+    // parallelise over blocks.
+    #[inline(always)]
+    fn run<T: NcNum>(
+        x: &[T],
+        y: &[T],
+        fills: (Option<f64>, Option<f64>, f64),
+        f: impl Fn(T, T) -> T,
+    ) -> Vec<T> {
+        let (a_fill, b_fill, out_fill) = fills;
+        let (ha, fa) = (a_fill.is_some(), T::from_f64(a_fill.unwrap_or(0.0)));
+        let (hb, fb) = (b_fill.is_some(), T::from_f64(b_fill.unwrap_or(0.0)));
+        let of = T::from_f64(out_fill);
+        let mut out = vec![of; x.len().min(y.len())];
+        for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+            let r = f(x, y);
+            *o = if (ha & (x == fa)) | (hb & (y == fb)) {
+                of
+            } else {
+                r
+            };
+        }
+        out
+    }
+    macro_rules! run {
+        ($x:expr, $y:expr, $t:ty, $variant:ident) => {{
+            let fills = (a_fill, b_fill, out_fill);
+            Some(Values::$variant(super::with_avx2(
+                #[inline(always)]
+                || match op {
+                    BinOp::Add => run::<$t>($x, $y, fills, |x, y| x + y),
+                    BinOp::Sub => run::<$t>($x, $y, fills, |x, y| x - y),
+                    _ => run::<$t>($x, $y, fills, |x, y| x * y),
+                },
+            )))
+        }};
+    }
+    match (a, b) {
+        (Values::Float(x), Values::Float(y)) if x.len() == y.len() => run!(x, y, f32, Float),
+        (Values::Double(x), Values::Double(y)) if x.len() == y.len() => run!(x, y, f64, Double),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,67 +285,5 @@ mod tests {
         assert_eq!(r, vec![0.0, -1.0]);
         assert_eq!(BinOp::parse("-").unwrap(), BinOp::Sub);
         assert!(BinOp::parse("pow").is_err());
-    }
-}
-
-/// Element-wise `a op b` directly in the operands' own floating type, when both are
-/// NC_FLOAT or both NC_DOUBLE and `op` is not division (then the result equals NCO's
-/// double-precision computation rounded back: sums, differences and products of two
-/// floats are exact in double). Missing where either operand equals its fill; the
-/// result's missing value is `out_fill`. `None` when the fast path does not apply.
-pub fn apply_same_float(
-    op: BinOp,
-    a: &crate::types::Values,
-    a_fill: Option<f64>,
-    b: &crate::types::Values,
-    b_fill: Option<f64>,
-    out_fill: f64,
-) -> Option<crate::types::Values> {
-    use crate::types::{NcNum, Values};
-    if op == BinOp::Div {
-        return None;
-    }
-    // One pass without a branch per element (missing operands select the fill), the
-    // operation chosen outside the loop, so the compiler vectorises it. Callers
-    // parallelise over blocks.
-    #[inline(always)]
-    fn run<T: NcNum>(
-        x: &[T],
-        y: &[T],
-        fills: (Option<f64>, Option<f64>, f64),
-        f: impl Fn(T, T) -> T,
-    ) -> Vec<T> {
-        let (a_fill, b_fill, out_fill) = fills;
-        let (ha, fa) = (a_fill.is_some(), T::from_f64(a_fill.unwrap_or(0.0)));
-        let (hb, fb) = (b_fill.is_some(), T::from_f64(b_fill.unwrap_or(0.0)));
-        let of = T::from_f64(out_fill);
-        let mut out = vec![of; x.len().min(y.len())];
-        for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
-            let r = f(x, y);
-            *o = if (ha & (x == fa)) | (hb & (y == fb)) {
-                of
-            } else {
-                r
-            };
-        }
-        out
-    }
-    macro_rules! run {
-        ($x:expr, $y:expr, $t:ty, $variant:ident) => {{
-            let fills = (a_fill, b_fill, out_fill);
-            Some(Values::$variant(super::with_avx2(
-                #[inline(always)]
-                || match op {
-                    BinOp::Add => run::<$t>($x, $y, fills, |x, y| x + y),
-                    BinOp::Sub => run::<$t>($x, $y, fills, |x, y| x - y),
-                    _ => run::<$t>($x, $y, fills, |x, y| x * y),
-                },
-            )))
-        }};
-    }
-    match (a, b) {
-        (Values::Float(x), Values::Float(y)) if x.len() == y.len() => run!(x, y, f32, Float),
-        (Values::Double(x), Values::Double(y)) if x.len() == y.len() => run!(x, y, f64, Double),
-        _ => None,
     }
 }

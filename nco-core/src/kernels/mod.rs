@@ -254,8 +254,9 @@ fn lanes<T: NcNum, V: Copy + PartialOrd, const L: usize>(
     let chunks = x.chunks_exact(L);
     let rest = chunks.remainder();
     for c in chunks {
-        for k in 0..L {
-            one(k, c[k]);
+        let c: &[T; L] = c.try_into().expect("chunks_exact yields L elements");
+        for (k, &e) in c.iter().enumerate() {
+            one(k, e);
         }
     }
     for (k, &e) in rest.iter().enumerate() {
