@@ -17,7 +17,15 @@
 //! - [`nco`] returns a [`Cmd`]; running it gives a [`Run`] with chainable checks
 //!   (`.succeeds()`, `.fails_with_code(1)`, `.stderr_contains(..)`,
 //!   `.stdout_last_line()`...). Every command runs with stdin closed (not a terminal).
-//!   [`tool`] runs a netCDF utility (`ncgen`, `ncdump`) from `PATH` the same way.
+//!   [`tool`] runs a netCDF utility (`ncgen`, `ncdump`) from `PATH` the same way, and
+//!   [`reference`] NCO's own operator (for differential tests). A missing tool fails
+//!   the test with a hint (`.ci/run` installs them all).
+//! - [`dump`] reads a file through `ncdump` into dimensions, variables, attributes and
+//!   values; [`compare`] checks two files as a user would (exact or within a tolerance).
+
+pub mod dump;
+
+pub use dump::{compare, Dump};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -64,6 +72,23 @@ pub fn bin(op: &str) -> PathBuf {
         "{op} not found under {}/{{release,debug}}: run `cargo build --release --workspace --bins` first",
         target.display()
     );
+}
+
+/// Path of `name`, a binary of ours that NCO does not have (`nco-bench`): always the
+/// workspace's, whatever `NCO_RS_BIN_DIR` says. Panics (fails the test) when it does
+/// not exist.
+pub fn own_bin(name: &str) -> PathBuf {
+    let target = target_dir();
+    ["release", "debug"]
+        .iter()
+        .map(|profile| target.join(profile).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} not found under {}/{{release,debug}}: run `cargo build --release --workspace --bins` first",
+                target.display()
+            )
+        })
 }
 
 /// True when the binaries under test are NCO's (their `--version` text does not name
@@ -118,7 +143,7 @@ fn build_fixture(
             .arg(data_dir().join(cdl))
             .stdin(Stdio::null())
             .status()
-            .expect("run ncgen (install netcdf-bin)");
+            .unwrap_or_else(|e| panic!("cannot run ncgen ({e}): install netcdf-bin"));
         assert!(status.success(), "ncgen failed on tests/data/{cdl}");
         std::fs::rename(&tmp, &dest).expect("rename fixture into place");
         dest
@@ -136,6 +161,13 @@ pub fn fixture() -> &'static Path {
 pub fn fixture_nc4() -> &'static Path {
     static F: OnceLock<PathBuf> = OnceLock::new();
     build_fixture(&F, "fixture.cdl", "fixture_nc4.nc", &["-k", "netCDF-4"])
+}
+
+/// `tests/data/ncap.cdl` (the ncap2 tests' small fixture) as a netCDF3 classic file
+/// (read-only: copy it before modifying).
+pub fn ncap_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "ncap.cdl", "ncap.nc", &[])
 }
 
 /// A per-test scratch folder, removed when dropped.
@@ -220,7 +252,29 @@ pub fn tool(name: &str) -> Cmd {
     Cmd::new(PathBuf::from(name), name)
 }
 
+/// NCO's own operator `op` (`/usr/bin/<op>`, whatever `NCO_RS_BIN_DIR` says), the
+/// reference of differential tests. Panics (fails the test) when NCO is not installed.
+#[track_caller]
+pub fn reference(op: &str) -> Cmd {
+    let p = Path::new("/usr/bin").join(op);
+    assert!(
+        p.is_file(),
+        "NCO's {op} is not installed: apt-get install nco (bash .ci/run installs it)"
+    );
+    let shown = p.to_string_lossy().into_owned();
+    Cmd::new(p, &shown)
+}
+
 impl Cmd {
+    /// Any program, by path (shown by its file name in messages).
+    pub fn program(path: PathBuf) -> Self {
+        let shown = path
+            .file_name()
+            .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+            .into_owned();
+        Cmd::new(path, &shown)
+    }
+
     fn new(program: PathBuf, shown: &str) -> Self {
         let mut cmd = Command::new(program);
         cmd.stdin(Stdio::null());
@@ -264,10 +318,9 @@ impl Cmd {
     /// Run and collect the result (no check).
     pub fn run(mut self) -> Run {
         let cmdline = self.shown.join(" ");
-        let out = self
-            .cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run `{cmdline}`: {e}"));
+        let out = self.cmd.output().unwrap_or_else(|e| {
+            panic!("cannot run `{cmdline}`: {e} (bash .ci/run installs the tools the tests use)")
+        });
         Run {
             cmdline,
             code: out.status.code(),

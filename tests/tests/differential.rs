@@ -2,38 +2,13 @@
 //! the same command on our fixture, and the results must be equal.
 //!
 //! Tolerance: ncks copies values without arithmetic, so every comparison here is
-//! **exact** (printed text byte for byte; nccmp with `--rtol 0 --atol 0`). Operators
-//! that compute will state their own tolerance next to their tests.
+//! **exact** (printed text byte for byte; files by `nco_tests::compare` without a
+//! tolerance). Operators that compute state their own tolerance next to their tests.
 //!
-//! File comparisons use ../shared/tools/nccmp (beside the repository; it is never
-//! copied into it). When ../shared is absent those tests print why and return.
+//! NCO is always the system's (`nco_tests::reference`, /usr/bin); a test fails when it
+//! is not installed.
 
-use std::path::{Path, PathBuf};
-
-use nco_tests::{fx, nco, tool, Cmd, Scratch};
-
-/// The reference NCO operator (always the system one, whatever NCO_RS_BIN_DIR says).
-fn reference(op: &str) -> Cmd {
-    let p = Path::new("/usr/bin").join(op);
-    assert!(
-        p.is_file(),
-        "NCO's {op} is not installed (apt-get install nco)"
-    );
-    tool(&p.to_string_lossy())
-}
-
-fn nccmp() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tools/nccmp");
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (../shared is not beside the repository)",
-            p.display()
-        );
-        None
-    }
-}
+use nco_tests::{compare, fx, nco, reference, Scratch};
 
 /// Run `ncks ARGS fixture` with both implementations and require identical stdout.
 #[track_caller]
@@ -47,17 +22,14 @@ fn same_print(args: &[&str]) {
 }
 
 /// Run `ncks ARGS fixture out` with both implementations, then require the two
-/// outputs to be equal by nccmp (exact) and to print the same `ncks --trd -H` text.
+/// outputs to be equal (exact) and to print the same `ncks --trd -H` text.
 #[track_caller]
 fn same_output(args: &[&str]) {
-    let Some(cmp) = nccmp() else { return };
     let s = Scratch::new();
     let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
     reference("ncks").args(args).arg(fx()).arg(&a).succeeds();
     nco("ncks").args(args).arg(fx()).arg(&b).succeeds();
-    tool(&cmp.to_string_lossy())
-        .args([&a, &b, "--rtol", "0", "--atol", "0"])
-        .succeeds();
+    compare(&a, &b).equal();
     let dump = |f: &str| reference("ncks").args(["--trd", "-H", f]).succeeds().stdout;
     assert_eq!(dump(&b), dump(&a), "ncks {args:?}: printed data differ");
 }
@@ -215,19 +187,18 @@ fn diff_extract_cdf5_and_64bit_offset() {
 // ------------------------------------------------------------------ arithmetic operators
 //
 // Tolerance: operators that compute (ncwa, ncra, nces, ncbo, ncpdq packing) are
-// compared with nccmp `--rtol 1e-6 --atol 0`; copies (ncrcat, ncecat, ncpdq
-// permutations) exactly (`--rtol 0`).
+// compared within a relative tolerance of 1e-6 (values and numeric attributes);
+// copies (ncrcat, ncecat, ncpdq permutations) exactly.
 
 /// Relative tolerance of arithmetic results.
-const ARITH: &str = "1e-6";
+const ARITH: f64 = 1e-6;
 /// Exact comparison (copies).
-const EXACT: &str = "0";
+const EXACT: f64 = 0.0;
 
 /// Run `op -O ARGS INPUTS out` with NCO and with ours, then compare the two outputs
-/// with nccmp at relative tolerance `rtol` (attributes too unless `no_att`).
+/// at relative tolerance `rtol` (attributes too unless `no_att`).
 #[track_caller]
-fn same_op(op: &str, args: &[&str], inputs: &[&str], rtol: &str, no_att: bool) {
-    let Some(cmp) = nccmp() else { return };
+fn same_op(op: &str, args: &[&str], inputs: &[&str], rtol: f64, no_att: bool) {
     let s = Scratch::new();
     let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
     reference(op)
@@ -237,11 +208,12 @@ fn same_op(op: &str, args: &[&str], inputs: &[&str], rtol: &str, no_att: bool) {
         .arg(&a)
         .succeeds();
     nco(op).arg("-O").args(args).args(inputs).arg(&b).succeeds();
-    let mut c = tool(&cmp.to_string_lossy()).args([&a, &b, "--rtol", rtol, "--atol", "0"]);
+    let c = compare(&a, &b).rtol(rtol);
     if no_att {
-        c = c.arg("--no-att");
+        c.without_attributes().equal();
+    } else {
+        c.equal();
     }
-    c.succeeds();
 }
 
 /// The variables section of `ncdump -h FILE` without `cell_methods` lines, sorted (the
@@ -363,7 +335,6 @@ fn diff_ncrcat_whole_files_and_stride() {
     // Known, intended difference: NCO 5.1.4 writes cell_methods = "time: mean" on
     // concatenated record variables; ours does not. Attributes are compared below
     // without that one.
-    let Some(cmp) = nccmp() else { return };
     let f = fx();
     for args in [&[][..], &["-d", "time,1,,3", "-v", "PS,time,rec_pck"][..]] {
         same_op("ncrcat", args, &[&f, &f], EXACT, true);
@@ -384,7 +355,6 @@ fn diff_ncrcat_whole_files_and_stride() {
             variables_without_cell_methods(&a),
             "ncrcat {args:?}: variable metadata"
         );
-        let _ = &cmp;
     }
 }
 

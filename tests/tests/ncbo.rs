@@ -6,9 +6,7 @@
 //! by hand (fld3 = 100*lat + 10*lev + lon indices, fld2 = 1.5..8.5) and are the values
 //! NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
-mod common;
-
-use common::{bad_input, cdl, header_lines, raw};
+use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{fx, is_nco, nco, value, Scratch};
 
 /// `op ARGS out` in a fresh scratch folder (inputs are in ARGS); returns (scratch, out).

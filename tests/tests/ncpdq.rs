@@ -7,9 +7,7 @@
 //! lon) and are the values NCO 5.1.4 prints
 //! (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
-mod common;
-
-use common::{bad_input, header_lines};
+use crate::common::{self, bad_input, header_lines};
 use nco_tests::{fx, is_nco, nco, value, Scratch};
 
 /// `op ARGS fixture out` in a fresh scratch folder; returns (scratch, out path).

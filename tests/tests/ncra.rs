@@ -7,9 +7,7 @@
 //! rec_pck packs 1..9 then missing. Expected values are worked out by hand and are the
 //! values NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
-mod common;
-
-use common::{bad_input, cdl, header_lines, raw};
+use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{bin, fx, is_nco, nco, tool, value, Scratch};
 
 /// `op ARGS out` in a fresh scratch folder (inputs are in ARGS); returns (scratch, out).

@@ -6,9 +6,7 @@
 //! indices, gw = 0.25, 0.75) and are the values NCO 5.1.4 prints
 //! (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
-mod common;
-
-use common::{bad_input, cdl, header_lines, raw};
+use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{fx, is_nco, nco, value, Scratch};
 
 /// `ncwa ARGS fixture out` in a fresh scratch folder; returns (scratch, out path).

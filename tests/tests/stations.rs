@@ -10,12 +10,10 @@
 //!   `ncrcat --list FILE -o out.nc a.nc b.nc` (station form).
 //!
 //! List outputs must equal separate ncks/ncrcat runs with the same `-d` options
-//! (compared with ../shared/tools/nccmp, exact; nccmp ignores history) and a failed
+//! (compared with `nco_tests::compare`, exact; it ignores history) and a failed
 //! list writes none of its outputs.
 
-mod common;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nco_tests::{bin, fx, is_nco, nco, tool, value, Scratch};
 
@@ -27,27 +25,10 @@ const STATIONS: [(&str, &str, &str); 3] = [
     ("rome", "-d lon,1 -d lat,0", ""),
 ];
 
-fn nccmp() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tools/nccmp");
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped nccmp comparison: {} is absent (../shared is not beside the repository)",
-            p.display()
-        );
-        None
-    }
-}
-
-/// Require `a` and `b` equal by nccmp (values exact, attributes, dimensions).
+/// Require `a` and `b` equal (values exact, attributes, dimensions).
 #[track_caller]
 fn same_file(a: &str, b: &str) {
-    if let Some(cmp) = nccmp() {
-        tool(&cmp.to_string_lossy())
-            .args([a, b, "--rtol", "0", "--atol", "0"])
-            .succeeds();
-    }
+    nco_tests::compare(a, b).equal();
 }
 
 /// Write the list file `name` with `lines` and return its path.

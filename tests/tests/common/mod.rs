@@ -1,7 +1,5 @@
-//! Helpers shared by the operator test files (`mod common;`): small inputs built with
+//! Helpers shared by the test modules (`crate::common`): small inputs built with
 //! `ncgen` from CDL text, and the bad-input contract.
-
-#![allow(dead_code)]
 
 use std::path::Path;
 

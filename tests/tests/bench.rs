@@ -1,9 +1,11 @@
 //! End to end: `nco-bench run` on tiny files with stand-in operators that crash, fail
 //! and give a wrong answer; every row is still reported and the exit status says so.
+//! nco-bench is always the workspace's (`nco_tests::own_bin`), NCO the system's.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
+
+use nco_tests::{own_bin, Cmd};
 
 fn script(dir: &Path, name: &str, body: &str) {
     let p = dir.join(name);
@@ -11,9 +13,8 @@ fn script(dir: &Path, name: &str, body: &str) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn have(prog: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+fn bench() -> Cmd {
+    Cmd::program(own_bin("nco-bench"))
 }
 
 #[test]
@@ -30,36 +31,32 @@ fn failures_crashes_and_wrong_answers_are_reported() {
     // "packs" by copying: a fast wrong answer when compared with NCO's packed output
     let last = "eval out=\\${$#}; eval in=\\${$(($#-1))}; cp \"$in\" \"$out\"";
     script(&bin, "ncpdq", last);
-    let nco = have("ncpdq") && have("ncks");
-    let out = tmp.path().join("res");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nco-bench"));
-    cmd.args([
-        "run",
-        "--scale",
-        "0.001",
-        "--repeats",
-        "1",
-        "--no-cdo",
-        "--only",
-        "1,4,7,5b",
-    ])
-    .arg("--dir")
-    .arg(tmp.path().join("data"))
-    .arg("--bin-dir")
-    .arg(&bin)
-    .arg("--out")
-    .arg(&out);
-    if !nco {
-        cmd.arg("--no-nco");
+    for op in ["ncpdq", "ncks"] {
+        assert!(
+            Path::new("/usr/bin").join(op).is_file(),
+            "NCO's {op} is not installed: apt-get install nco (bash .ci/run installs it)"
+        );
     }
-    let o = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    let out = tmp.path().join("res");
+    let o = bench()
+        .args([
+            "run",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--no-cdo",
+            "--only",
+            "1,4,7,5b",
+        ])
+        .arg("--dir")
+        .arg(tmp.path().join("data"))
+        .args(["--nco-dir", "/usr/bin", "--bin-dir"])
+        .arg(&bin)
+        .arg("--out")
+        .arg(&out)
+        .fails_with_code(1);
+    let stdout = &o.stdout;
     let row = |id: &str| {
         stdout
             .lines()
@@ -75,13 +72,11 @@ fn failures_crashes_and_wrong_answers_are_reported() {
     assert!(row("4").contains("FAILED"));
     assert!(stdout.contains("ncbo: ERROR something broke"), "{stdout}");
     assert!(row("5b").contains("not built"), "{}", row("5b"));
-    if nco {
-        assert!(row("7").contains("WRONG ANSWER"), "{}", row("7"));
-        assert!(
-            stdout.contains("row 7: our output differs from NCO's"),
-            "{stdout}"
-        );
-    }
+    assert!(row("7").contains("WRONG ANSWER"), "{}", row("7"));
+    assert!(
+        stdout.contains("row 7: our output differs from NCO's"),
+        "{stdout}"
+    );
     for ext in ["txt", "csv", "json", "svg"] {
         assert!(
             out.join(format!("results.{ext}")).is_file(),
@@ -102,16 +97,12 @@ fn failures_crashes_and_wrong_answers_are_reported() {
 
 #[test]
 fn bad_usage_is_rejected_with_status_2() {
-    let o = Command::new(env!("CARGO_BIN_EXE_nco-bench"))
+    bench()
         .args(["run", "--frobnicate"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--frobnicate"));
-    let o = Command::new(env!("CARGO_BIN_EXE_nco-bench"))
+        .fails_with_code(2)
+        .stderr_contains("--frobnicate");
+    bench()
         .args(["run", "--only", "99"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown row '99'"));
+        .fails_with_code(1)
+        .stderr_contains("unknown row '99'");
 }

@@ -1,77 +1,44 @@
-//! End-to-end tests of the ncap2 binary on a small fixture (tests/data/fixture.cdl,
-//! built with ncgen). Every expected value was first obtained from NCO 5.1.4's ncap2 on
-//! the same fixture and script. Outputs are read back with ncdump.
+//! ncap2 on a small fixture of its own (tests/data/ncap.cdl, built with ncgen), and on
+//! inputs with rows larger than a block. Every expected value was first obtained from
+//! NCO 5.1.4's ncap2 on the same fixture and script. Outputs are read back with ncdump.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_ncap2")
-}
+use nco_tests::{is_nco, ncap_fixture, nco, Dump, Run, Scratch};
 
-fn have_tools() -> bool {
-    Command::new("ncgen").arg("-version").output().is_ok()
-        && Command::new("ncdump").output().is_ok()
-}
-
+/// A scratch folder holding a copy of the fixture as `in.nc` (some tests modify it).
 struct Fx {
-    dir: tempfile::TempDir,
+    dir: Scratch,
     input: PathBuf,
 }
 
-fn fixture() -> Option<Fx> {
-    if !have_tools() {
-        eprintln!("ncgen/ncdump not found: skipping");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.nc");
-    let cdl = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixture.cdl");
-    let st = Command::new("ncgen")
-        .arg("-o")
-        .arg(&input)
-        .arg(&cdl)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    Some(Fx { dir, input })
+fn fixture() -> Fx {
+    let dir = Scratch::new();
+    let input = dir.path("in.nc");
+    std::fs::copy(ncap_fixture(), &input).expect("copy the ncap2 fixture");
+    Fx { dir, input }
 }
 
 impl Fx {
     fn out(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.dir.path(name)
     }
 
     /// Run ncap2 with `args` then `in.nc out.nc`.
-    fn run(&self, args: &[&str], out: &Path) -> Output {
-        Command::new(bin())
-            .args(args)
-            .arg(&self.input)
-            .arg(out)
-            .output()
-            .unwrap()
+    fn run(&self, args: &[&str], out: &Path) -> Run {
+        nco("ncap2").args(args).arg(&self.input).arg(out).run()
     }
 
     fn ok(&self, args: &[&str]) -> (PathBuf, String) {
         let out = self.out("out.nc");
-        let o = self.run(args, &out);
-        assert!(
-            o.status.success(),
-            "ncap2 {args:?} failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        (out, String::from_utf8_lossy(&o.stdout).into_owned())
+        let o = self.run(args, &out).success();
+        (out, o.stdout)
     }
 }
 
 fn ncdump(path: &Path, extra: &[&str]) -> String {
-    let o = Command::new("ncdump")
-        .args(extra)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    nco_tests::ncdump(extra, &path.to_string_lossy())
 }
 
 /// The data of `var` as ncdump prints it, whitespace collapsed: `1, 2, 3`.
@@ -103,7 +70,7 @@ fn decl(path: &Path, var: &str) -> String {
 
 #[test]
 fn float_modulo_keeps_fill_and_attributes() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&["-O", "-v", "-C", "-s", "tm=t%273.0f"]);
     assert_eq!(
         data(&out, "tm"),
@@ -116,7 +83,7 @@ fn float_modulo_keeps_fill_and_attributes() {
 
 #[test]
 fn reductions_methods_and_dimension_arguments() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&[
         "-O",
         "-v",
@@ -133,7 +100,7 @@ fn reductions_methods_and_dimension_arguments() {
 
 #[test]
 fn typing_rules_of_nco() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&[
         "-O",
         "-v",
@@ -155,12 +122,17 @@ fn typing_rules_of_nco() {
     assert_eq!(data(&out, "m"), "-1");
     // Packed p (0.5*p+10) is unpacked to double before arithmetic.
     assert_eq!(data(&out, "x"), "22, 24, 26");
-    assert_eq!(decl(&out, "x"), "double x(lon) ;");
+    // NCO 5.1.4 declares x int here, but double when the script defines three new
+    // variables or fewer (`a=1;b=2;x=p*2`): a difference seen when this suite first ran
+    // against NCO, not yet explained; ours is double in both.
+    if !is_nco() {
+        assert_eq!(decl(&out, "x"), "double x(lon) ;");
+    }
 }
 
 #[test]
 fn lhs_casting_where_and_hyperslabs() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&[
         "-O",
         "-v",
@@ -182,7 +154,7 @@ fn lhs_casting_where_and_hyperslabs() {
 
 #[test]
 fn compound_assignment_keeps_type_and_attributes() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&["-h", "-O", "-v", "-s", "time+=10;n*=1.7"]);
     assert_eq!(data(&out, "time"), "11, 12, 13");
     assert!(ncdump(&out, &["-h"]).contains("time:units = \"days since 2000-01-01\""));
@@ -200,7 +172,7 @@ fn compound_assignment_keeps_type_and_attributes() {
 
 #[test]
 fn print_and_script_files() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let script = fx.out("s.nco");
     std::fs::write(
         &script,
@@ -216,7 +188,7 @@ fn print_and_script_files() {
 
 #[test]
 fn without_v_every_input_variable_is_kept() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&["-O", "-s", "s@note=\"hi\";k=n*lon"]);
     let h = ncdump(&out, &["-h"]);
     for v in ["float t(", "short p(", "float s ;", "float k(lat, lon) ;"] {
@@ -228,35 +200,41 @@ fn without_v_every_input_variable_is_kept() {
 
 #[test]
 fn same_file_in_and_out() {
-    let Some(fx) = fixture() else { return };
-    let o = Command::new(bin())
+    let fx = fixture();
+    nco("ncap2")
         .args(["-O", "-s", "u=s+1"])
         .arg(&fx.input)
         .arg(&fx.input)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .succeeds();
     assert_eq!(data(&fx.input, "u"), "3.5");
     assert_eq!(data(&fx.input, "n"), "1, 2, 3, 4, 5, 6");
 }
 
 #[test]
 fn errors_exit_1_and_write_nothing() {
-    let Some(fx) = fixture() else { return };
-    for (script, needle) in [
-        ("a=nosuch+1", "nosuch"),
-        ("a=(1+", "syntax error"),
-        ("a=n.nosuch()", "nosuch"),
-        ("a=foo(1)", "foo"),
-        ("a=lat*lon", "do not conform"),
+    let fx = fixture();
+    // (script, our message's needle, NCO's)
+    for (script, needle, nco_needle) in [
+        ("a=nosuch+1", "nosuch", Some("nosuch")),
+        ("a=(1+", "syntax error", Some("unexpected token")),
+        ("a=n.nosuch()", "nosuch", Some("nosuch")),
+        // NCO 5.1.4 crashes (SIGSEGV) on an unknown function.
+        ("a=foo(1)", "foo", None),
+        ("a=lat*lon", "do not conform", Some("share no dimensions")),
     ] {
+        let needle = match (is_nco(), nco_needle) {
+            (false, _) => needle,
+            (true, Some(n)) => n,
+            (true, None) => continue,
+        };
         let out = fx.out("bad.nc");
-        let o = fx.run(&["-O", "-s", script], &out);
-        assert_eq!(o.status.code(), Some(1), "{script}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.starts_with("ncap2: ERROR"), "{err}");
-        assert!(err.contains(needle), "{script}: {err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let r = fx.run(&["-O", "-s", script], &out).clean_failure(needle);
+        // NCO may print a WARNING line first.
+        assert!(
+            is_nco() || r.stderr.starts_with("ncap2: ERROR"),
+            "{script}: {}",
+            r.stderr
+        );
         assert!(!out.exists(), "{script} wrote output");
     }
 }
@@ -264,108 +242,77 @@ fn errors_exit_1_and_write_nothing() {
 /// An input with rows larger than a block (3 x 40000 doubles per record), so that an
 /// element-wise script is evaluated in pieces of rows: a float, a double with fill
 /// values and a packed short, all (time = 3, y = 3, z = 40000).
-fn big_input(path: &Path) {
-    use nco_core::dataset::OutFile;
-    use nco_core::model::{Attr, Dim, Format, Meta, Var};
-    use nco_core::types::{NcType, Values};
-    let mut m = Meta::new(Format::Offset64);
-    for (name, len, unlimited) in [("time", 3, true), ("y", 3, false), ("z", 40_000, false)] {
-        m.dims.push(Dim {
-            name: name.into(),
-            len,
-            unlimited,
-        });
-    }
-    let var = |name: &str, ty, attrs| Var {
-        name: name.into(),
-        ty,
-        dims: vec![0, 1, 2],
-        attrs,
-        storage: Default::default(),
-    };
-    m.vars
-        .push(var("a", NcType::Float, vec![Attr::text("units", "K")]));
-    m.vars.push(var(
-        "b",
-        NcType::Double,
-        vec![Attr {
-            name: "_FillValue".into(),
-            value: Values::Double(vec![-1e30]),
-        }],
-    ));
-    m.vars.push(var(
-        "p",
-        NcType::Short,
-        vec![
-            Attr {
-                name: "scale_factor".into(),
-                value: Values::Float(vec![0.5]),
-            },
-            Attr {
-                name: "add_offset".into(),
-                value: Values::Float(vec![10.0]),
-            },
-        ],
-    ));
+fn big_input(s: &Scratch) -> String {
     let n = 3 * 3 * 40_000;
-    let mut of = OutFile::create(path.to_str().unwrap(), &m, 0).unwrap();
-    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25 + 1.0).collect();
-    let b: Vec<f64> = (0..n)
-        .map(|i| {
-            if i % 7 == 3 {
-                -1e30
-            } else {
-                (i % 513) as f64 / 3.0
-            }
-        })
-        .collect();
-    let p: Vec<i16> = (0..n).map(|i| (i % 200) as i16 - 100).collect();
-    of.write(0, 0, &Values::Float(a)).unwrap();
-    of.write(1, 0, &Values::Double(b)).unwrap();
-    of.write(2, 0, &Values::Short(p)).unwrap();
-    of.finish().unwrap();
+    let mut cdl = String::from(
+        "netcdf big {\ndimensions:\n time = UNLIMITED ;\n y = 3 ;\n z = 40000 ;\nvariables:\n \
+         float a(time, y, z) ;\n  a:units = \"K\" ;\n double b(time, y, z) ;\n  \
+         b:_FillValue = -1e30 ;\n short p(time, y, z) ;\n  p:scale_factor = 0.5f ;\n  \
+         p:add_offset = 10.f ;\ndata:\n",
+    );
+    let mut data = |name: &str, value: &dyn Fn(usize) -> String| {
+        let v: Vec<String> = (0..n).map(value).collect();
+        writeln!(cdl, " {name} = {} ;", v.join(", ")).unwrap();
+    };
+    data("a", &|i| format!("{}", a_value(i)));
+    data("b", &|i| match b_value(i) {
+        Some(b) => format!("{b}"),
+        None => "-1e30".into(),
+    });
+    data("p", &|i| format!("{}", (i % 200) as i16 - 100));
+    cdl.push_str("}\n");
+    crate::common::cdl(s, "big", &cdl)
+}
+
+/// `big_input`'s a (a float) and b (a double, missing every 7th element).
+fn a_value(i: usize) -> f32 {
+    (i % 1000) as f32 * 0.25 + 1.0
+}
+
+fn b_value(i: usize) -> Option<f64> {
+    (i % 7 != 3).then(|| (i % 513) as f64 / 3.0)
 }
 
 #[test]
 fn element_wise_scripts_stream_in_blocks_with_the_whole_array_results() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("big.nc");
-    big_input(&input);
+    let dir = Scratch::new();
+    let input = big_input(&dir);
     let script = "c=a*2+b;d=sqrt(c)-a;e=p*a;f=-p/3";
-    let run = |script: &str, out: &Path| {
-        let o = Command::new(bin())
+    let run = |script: &str, out: &str| {
+        nco("ncap2")
             .args(["-O", "-h", "-v", "-s", script])
             .arg(&input)
             .arg(out)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            .succeeds();
     };
     // The same statements, then a reduction: evaluated on whole arrays.
-    let (streamed, whole) = (dir.path().join("s.nc"), dir.path().join("w.nc"));
+    let (streamed, whole) = (dir.arg("s.nc"), dir.arg("w.nc"));
     run(script, &streamed);
     run(&format!("{script};g=a.total()"), &whole);
-    let s = nco_core::dataset::Dataset::open(streamed.to_str().unwrap()).unwrap();
-    let w = nco_core::dataset::Dataset::open(whole.to_str().unwrap()).unwrap();
+    let (s, w) = (Dump::of(&streamed), Dump::of(&whole));
     for name in ["c", "d", "e", "f"] {
-        let (vs, vw) = (s.meta().var(name).unwrap(), w.meta().var(name).unwrap());
-        assert_eq!((vs.ty, &vs.attrs), (vw.ty, &vw.attrs), "{name}");
-        let id = |d: &nco_core::dataset::Dataset| d.meta().var_id(name).unwrap();
-        let (xs, xw) = (s.read_all(id(&s)).unwrap(), w.read_all(id(&w)).unwrap());
-        assert_eq!(xs.len(), 360_000, "{name}");
-        assert!(xs == xw, "{name}: streamed and whole-array values differ");
+        let (vs, vw) = (s.var(name), w.var(name));
+        assert_eq!(
+            (&vs.ty, &vs.dims, &vs.attrs),
+            (&vw.ty, &vw.dims, &vw.attrs),
+            "{name}"
+        );
+        assert_eq!(vs.data.len(), 360_000, "{name}");
+        assert!(
+            vs.data == vw.data,
+            "{name}: streamed and whole-array values differ"
+        );
     }
     // And the values are what they should be: c = a*2 + b (double), fill where b is.
-    let c = s.read_all(s.meta().var_id("c").unwrap()).unwrap();
-    let c = c.to_f64_vec().unwrap();
+    let c = &s.var("c").data;
     for i in [0usize, 3, 10, 200_001, 359_999] {
-        let a = (i % 1000) as f32 * 0.25 + 1.0;
-        let want = if i % 7 == 3 {
-            -1e30
-        } else {
-            f64::from(a * 2.0) + (i % 513) as f64 / 3.0
-        };
-        assert_eq!(c[i], want, "c[{i}]");
+        match b_value(i) {
+            Some(b) => {
+                let want = f64::from(a_value(i) * 2.0) + b;
+                assert_eq!(c[i].as_f64(), Some(want), "c[{i}]");
+            }
+            None => assert_eq!(c[i], nco_tests::dump::Value::Fill, "c[{i}]"),
+        }
     }
 }
 
@@ -373,7 +320,7 @@ fn element_wise_scripts_stream_in_blocks_with_the_whole_array_results() {
 fn statistics_methods_like_ncwa_operations() {
     // Values and types from NCO 5.1.4's ncap2 on the fixture: the type is kept, and
     // integer results truncate (the average before squaring, the root after it).
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&[
         "-O",
         "-v",
@@ -415,7 +362,7 @@ fn statistics_methods_like_ncwa_operations() {
 
 #[test]
 fn deflate_applies_to_netcdf4_output_and_warns_on_netcdf3() {
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&["-O", "-4", "-L", "1", "-s", "tk=t*2"]);
     let h = ncdump(&out, &["-hs"]);
     assert!(h.contains("tk:_DeflateLevel = 1 ;"), "{h}");
@@ -423,19 +370,25 @@ fn deflate_applies_to_netcdf4_output_and_warns_on_netcdf3() {
         h.contains("t:_DeflateLevel = 1 ;"),
         "without -v, copies too: {h}"
     );
-    // On a netCDF3 output -L is ignored with a warning, as NCO 5.1.4 does.
-    let o = fx.run(
-        &["-O", "-3", "-L", "1", "-v", "-s", "tk=t*2"],
-        &fx.out("c.nc"),
-    );
-    assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING deflation"));
+    // On a netCDF3 output -L is ignored with a warning, as NCO 5.1.4 does (NCO prints
+    // its warning on stdout).
+    let r = fx
+        .run(
+            &["-O", "-3", "-L", "1", "-v", "-s", "tk=t*2"],
+            &fx.out("c.nc"),
+        )
+        .success();
+    if is_nco() {
+        r.stdout_contains("WARNING Attempt to deflate");
+    } else {
+        r.stderr_contains("WARNING deflation");
+    }
 }
 
 #[test]
 fn unary_minus_binds_tighter_than_power() {
     // NCO 5.1.4 on the fixture (s = 2.5): -s^2 is (-s)^2.
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let (out, _) = fx.ok(&["-O", "-v", "-s", "a=-s^2;b=-2^2;c=3-s^2;e=2^-1;f=-(s^2)"]);
     for (var, want) in [
         ("a", "6.25"),
@@ -452,7 +405,7 @@ fn unary_minus_binds_tighter_than_power() {
 fn new_variables_in_script_order_up_to_three_then_sorted() {
     // NCO 5.1.4's output order, observed: up to three new variables keep the script's
     // order, four or more are sorted by name.
-    let Some(fx) = fixture() else { return };
+    let fx = fixture();
     let order = |script: &str| -> Vec<String> {
         let (out, _) = fx.ok(&["-O", "-v", "-C", "-s", script]);
         ncdump(&out, &["-h"])

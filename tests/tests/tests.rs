@@ -1,0 +1,23 @@
+//! The integration tests of nco-rs, in one test binary (as ripgrep keeps them): one
+//! module per operator or feature, helpers in `common` and in the `nco_tests` library
+//! (`tests/src`). Every test runs the operator binaries (found by `nco_tests::bin`),
+//! so `NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests` runs the same suite
+//! against NCO itself.
+//!
+//! Run one module or test by name: `cargo test --release -p nco-tests ncwa::` or
+//! `cargo test --release -p nco-tests -- differential::diff_ncbo`.
+
+mod common;
+
+mod bench;
+mod differential;
+mod harness;
+mod ncap;
+mod ncbo;
+mod nces;
+mod ncks;
+mod ncpdq;
+mod ncpdq_blocks;
+mod ncra;
+mod ncwa;
+mod stations;
