@@ -27,8 +27,9 @@ use nco_core::model::{Attr, Dim, Meta};
 use nco_core::types::{NcNum, NcType, Values};
 use nco_core::{Error, Result};
 
-use crate::num::{self, with_type, Arith, MathFn};
-use crate::parser::{AssignOp, BinOp, Expr, Lhs, SlabIdx, Stmt, UnOp};
+use crate::ast::{AssignOp, BinOp, Expr, Lhs, SlabIdx, Stmt, UnOp};
+use crate::builtins::{Builtin, MathFn, Op, Reduce};
+use crate::num::{self, with_type, Arith};
 
 /// Whether a value behaves as a variable or as an attribute in type promotion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,26 +127,6 @@ pub struct Ctx<'a> {
     prog: String,
 }
 
-const CASTS: [(&str, NcType); 13] = [
-    ("byte", NcType::Byte),
-    ("char", NcType::Char),
-    ("short", NcType::Short),
-    ("int", NcType::Int),
-    ("long", NcType::Int),
-    ("float", NcType::Float),
-    ("double", NcType::Double),
-    ("ubyte", NcType::UByte),
-    ("ushort", NcType::UShort),
-    ("uint", NcType::UInt),
-    ("int64", NcType::Int64),
-    ("uint64", NcType::UInt64),
-    ("ulong", NcType::UInt),
-];
-
-const OTHER_FUNCS: [&str; 10] = [
-    "abs", "fabs", "pow", "atan2", "size", "ndims", "print", "defdim", "type", "fmod",
-];
-
 /// The dimensions of a script that can be evaluated block by block, or `None`.
 ///
 /// A script qualifies when every statement is a plain assignment `name = expr` to a
@@ -196,17 +177,9 @@ pub fn blockwise_dims(stmts: &[Stmt], input: &Meta) -> Option<Vec<usize>> {
             }
             Expr::Un(UnOp::Neg, a) => expr_ok(a, input, defined, dims, saw),
             Expr::Call(f, args) => {
-                let arity = if MathFn::by_name(f).is_some()
-                    || CASTS.iter().any(|(n, _)| *n == f)
-                    || matches!(f.as_str(), "abs" | "fabs")
-                {
-                    1
-                } else if matches!(f.as_str(), "pow" | "fmod") {
-                    2
-                } else {
-                    return false;
-                };
-                args.len() == arity && args.iter().all(|a| expr_ok(a, input, defined, dims, saw))
+                f.op.is_elementwise()
+                    && args.len() == f.args
+                    && args.iter().all(|a| expr_ok(a, input, defined, dims, saw))
             }
             _ => false,
         }
@@ -227,14 +200,6 @@ pub fn blockwise_dims(stmts: &[Stmt], input: &Meta) -> Option<Vec<usize>> {
         defined.push(name);
     }
     dims
-}
-
-/// True for the names of functions and methods ncap2 (as implemented here) knows.
-pub fn is_function(name: &str) -> bool {
-    MathFn::by_name(name).is_some()
-        || CASTS.iter().any(|(n, _)| *n == name)
-        || num::Reduce::by_name(name).is_some()
-        || OTHER_FUNCS.contains(&name)
 }
 
 fn rank(t: NcType) -> u8 {
@@ -744,98 +709,86 @@ impl<'a> Ctx<'a> {
         Ok(lists)
     }
 
-    fn call(&mut self, f: &str, args: &[Expr]) -> Result<Val> {
-        let nargs = |want: usize| -> Result<()> {
-            if args.len() < want {
-                Err(Error::msg(format!("{f}() needs {want} argument(s)")))
-            } else {
-                Ok(())
+    fn call(&mut self, f: &Builtin, args: &[Expr]) -> Result<Val> {
+        if args.len() < f.args {
+            return Err(Error::msg(format!(
+                "{}() needs {} argument(s)",
+                f.name, f.args
+            )));
+        }
+        match f.op {
+            Op::Math(m) => {
+                let v = self.eval(&args[0])?;
+                let ty = if v.ty().is_float() {
+                    v.ty()
+                } else {
+                    NcType::Float
+                };
+                self.map_unary(v, ty, Un::Math(m))
             }
-        };
-        if let Some(m) = MathFn::by_name(f) {
-            nargs(1)?;
-            let v = self.eval(&args[0])?;
-            let ty = if v.ty().is_float() {
-                v.ty()
-            } else {
-                NcType::Float
-            };
-            return self.map_unary(v, ty, Un::Math(m));
-        }
-        if let Some((_, ty)) = CASTS.iter().find(|(n, _)| *n == f) {
-            nargs(1)?;
-            let v = self.eval(&args[0])?;
-            return cast(v, *ty);
-        }
-        match f {
-            "abs" | "fabs" => {
-                nargs(1)?;
+            Op::Cast(ty) => {
+                let v = self.eval(&args[0])?;
+                cast(v, ty)
+            }
+            Op::Abs => {
                 let v = self.eval(&args[0])?;
                 let ty = v.ty();
                 self.map_unary(v, ty, Un::Abs)
             }
-            "pow" => {
-                nargs(2)?;
+            Op::Pow | Op::Fmod => {
                 let a = self.eval(&args[0])?;
                 let b = self.eval(&args[1])?;
-                self.binary(BinOp::Pow, a, b)
+                let op = if f.op == Op::Pow {
+                    BinOp::Pow
+                } else {
+                    BinOp::Mod
+                };
+                self.binary(op, a, b)
             }
-            "fmod" => {
-                nargs(2)?;
-                let a = self.eval(&args[0])?;
-                let b = self.eval(&args[1])?;
-                self.binary(BinOp::Mod, a, b)
-            }
-            "atan2" => {
-                nargs(2)?;
+            Op::Atan2 => {
                 let a = self.eval(&args[0])?;
                 let b = self.eval(&args[1])?;
                 self.atan2(a, b)
             }
-            _ if num::Reduce::by_name(f).is_some() => {
-                nargs(1)?;
+            Op::Reduce(op) => {
                 let v = self.eval(&args[0])?;
                 let mut dims = Vec::new();
                 for a in &args[1..] {
                     match a {
                         Expr::Dim(d) => dims.push(self.dim_id(d)?),
                         _ => eprintln!(
-                            "{}: WARNING {f}(): Argument {} is not a dimension",
+                            "{}: WARNING {}(): Argument {} is not a dimension",
                             self.prog,
+                            f.name,
                             dims.len() + 1
                         ),
                     }
                 }
-                self.reduce(f, v, &dims)
+                self.reduce(f.name, op, v, &dims)
             }
-            "size" => {
-                nargs(1)?;
+            Op::Size => {
                 let n = match &args[0] {
                     Expr::Dim(d) => self.dims[self.dim_id(d)?].len,
                     e => self.eval(e)?.len(),
                 };
                 Ok(Val::scalar(Values::Int(vec![n as i32]), Kind::Var))
             }
-            "ndims" => {
-                nargs(1)?;
+            Op::Ndims => {
                 let v = self.eval(&args[0])?;
                 Ok(Val::scalar(
                     Values::Int(vec![v.dims.len() as i32]),
                     Kind::Var,
                 ))
             }
-            "type" => {
-                nargs(1)?;
+            Op::Type => {
                 let v = self.eval(&args[0])?;
                 Ok(Val::scalar(Values::Int(vec![v.ty().code()]), Kind::Var))
             }
-            "print" => {
-                nargs(1)?;
+            Op::Print => {
                 self.print(&args[0], args.get(1))?;
                 Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
             }
-            "defdim" => {
-                nargs(2)?;
+            Op::Defdim => {
                 let name = match self.eval(&args[0])?.data.as_text() {
                     Some(s) => s,
                     None => return Err(Error::msg("defdim() needs a dimension name string")),
@@ -860,7 +813,6 @@ impl<'a> Ctx<'a> {
                 self.use_dim(self.dims.len() - 1);
                 Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
             }
-            _ => Err(Error::msg(format!("unknown function \"{f}\""))),
         }
     }
 
@@ -923,10 +875,10 @@ impl<'a> Ctx<'a> {
         Ok(r)
     }
 
-    /// The reduction `f` ([`num::Reduce::by_name`]) over `dims` (all when empty),
+    /// The reduction `op` (the method called `f`) over `dims` (all when empty),
     /// skipping missing elements; the result keeps the type (integer averages and
     /// roots truncate, as in NCO).
-    fn reduce(&mut self, f: &str, v: Val, dims: &[usize]) -> Result<Val> {
+    fn reduce(&mut self, f: &str, op: Reduce, v: Val, dims: &[usize]) -> Result<Val> {
         if v.is_text() {
             return Err(Error::msg(format!("{f}() of text is not supported")));
         }
@@ -952,7 +904,6 @@ impl<'a> Ctx<'a> {
             acc *= v.shape[k];
         }
         let ty = v.ty();
-        let op = num::Reduce::by_name(f).unwrap_or(num::Reduce::Avg);
         let fill = v.fill;
         let data = with_type!(ty, T => T::into_values(num::reduce(
             op,

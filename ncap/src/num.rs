@@ -9,88 +9,11 @@ use rayon::prelude::*;
 
 use nco_core::types::{NcNum, NcType, Values};
 
-use crate::parser::BinOp;
+use crate::ast::BinOp;
+use crate::builtins::{MathFn, Reduce};
 
 /// Elements per parallel chunk; smaller arrays run on one thread.
 const PAR_CHUNK: usize = 1 << 15;
-
-/// Unary math functions (computed in the argument's floating type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MathFn {
-    /// sqrt
-    Sqrt,
-    /// exp
-    Exp,
-    /// natural log
-    Log,
-    /// log10
-    Log10,
-    /// sin
-    Sin,
-    /// cos
-    Cos,
-    /// tan
-    Tan,
-    /// asin
-    Asin,
-    /// acos
-    Acos,
-    /// atan
-    Atan,
-    /// sinh
-    Sinh,
-    /// cosh
-    Cosh,
-    /// tanh
-    Tanh,
-    /// asinh
-    Asinh,
-    /// acosh
-    Acosh,
-    /// atanh
-    Atanh,
-    /// floor
-    Floor,
-    /// ceil
-    Ceil,
-    /// round half away from zero
-    Round,
-    /// truncate toward zero
-    Trunc,
-    /// round half to even (`rint`, `nearbyint`)
-    Rint,
-}
-
-impl MathFn {
-    /// The function for an ncap2 name.
-    pub fn by_name(s: &str) -> Option<MathFn> {
-        use MathFn::*;
-        Some(match s {
-            "sqrt" => Sqrt,
-            "exp" => Exp,
-            "log" | "ln" => Log,
-            "log10" => Log10,
-            "sin" => Sin,
-            "cos" => Cos,
-            "tan" => Tan,
-            "asin" => Asin,
-            "acos" => Acos,
-            "atan" => Atan,
-            "sinh" => Sinh,
-            "cosh" => Cosh,
-            "tanh" => Tanh,
-            "asinh" => Asinh,
-            "acosh" => Acosh,
-            "atanh" => Atanh,
-            "floor" => Floor,
-            "ceil" => Ceil,
-            "round" => Round,
-            "trunc" => Trunc,
-            "rint" | "nearbyint" => Rint,
-            _ => return None,
-        })
-    }
-}
 
 /// Arithmetic of one numeric type.
 pub trait Arith: NcNum {
@@ -437,57 +360,6 @@ pub fn gather(src: &Values, map: &[usize]) -> Values {
         }
     }
     src.gather(map)
-}
-
-/// Reductions of [`reduce`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reduce {
-    /// Sum.
-    Total,
-    /// Sum divided by the number of valid elements.
-    Avg,
-    /// Minimum.
-    Min,
-    /// Maximum.
-    Max,
-    /// Square of the average.
-    SqrAvg,
-    /// Average of the squares.
-    AvgSqr,
-    /// Root of the average of the squares.
-    Rms,
-    /// Root of the sum of the squares over (valid elements - 1).
-    RmsSdn,
-    /// Maximum absolute value.
-    MAbs,
-    /// Average absolute value.
-    MEbs,
-    /// Minimum absolute value.
-    MIbs,
-    /// Sum of absolute values.
-    TAbs,
-}
-
-impl Reduce {
-    /// The reduction of an ncap2 method name (`x.rms()`), NCO manual "Methods and
-    /// functions" (the statistics of ncwa's `-y`).
-    pub fn by_name(f: &str) -> Option<Reduce> {
-        Some(match f {
-            "total" | "ttl" => Reduce::Total,
-            "avg" | "mean" => Reduce::Avg,
-            "min" => Reduce::Min,
-            "max" => Reduce::Max,
-            "sqravg" => Reduce::SqrAvg,
-            "avgsqr" => Reduce::AvgSqr,
-            "rms" => Reduce::Rms,
-            "rmssdn" => Reduce::RmsSdn,
-            "mabs" => Reduce::MAbs,
-            "mebs" => Reduce::MEbs,
-            "mibs" => Reduce::MIbs,
-            "tabs" => Reduce::TAbs,
-            _ => return None,
-        })
-    }
 }
 
 /// Reduce `x` (shape `shape`) into `out_n` results; element `idx` goes to output

@@ -1,138 +1,13 @@
 //! The ncap2 grammar (the subset nco-rs supports) as a recursive-descent parser producing
 //! an AST. Operator precedence, loosest first: `||`, `&&`, `== !=`, `< > <= >=`,
-//! `+ -`, `* / %`, unary `- + !`, `^` (right-associative), postfix (methods
-//! `.f(...)`, hyperslabs `(i,j:k:s)`).
+//! `+ -`, `* / %`, `^` (right-associative; its operands may carry prefix `- + !`, which
+//! bind tighter, as in NCO), postfix (methods `.f(...)`, hyperslabs `(i,j:k:s)`).
 
-use nco_core::types::NcType;
 use nco_core::{Error, Result};
 
+use crate::ast::{AssignOp, BinOp, Expr, Lhs, SlabIdx, Stmt, UnOp};
+use crate::builtins;
 use crate::lexer::{lex, syntax, Tok, Token};
-
-/// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/`
-    Div,
-    /// `%` (C remainder for integers, `fmod` for floats)
-    Mod,
-    /// `^` (power)
-    Pow,
-    /// `<`
-    Lt,
-    /// `>`
-    Gt,
-    /// `<=`
-    Le,
-    /// `>=`
-    Ge,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `&&`
-    And,
-    /// `||`
-    Or,
-}
-
-/// Unary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    /// `-x`
-    Neg,
-    /// `!x`
-    Not,
-}
-
-/// One index of a hyperslab: `i`, `:`, `a:b`, `a:b:s` (ends inclusive, 0-based).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SlabIdx {
-    /// Start (`None` = 0).
-    pub start: Option<Expr>,
-    /// End, inclusive (`None` = last).
-    pub end: Option<Expr>,
-    /// Stride (`None` = 1).
-    pub stride: Option<Expr>,
-    /// True when written as a single index (the dimension is dropped).
-    pub single: bool,
-}
-
-/// Expressions.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
-    /// A number literal of a type, with its text.
-    Num(NcType, String),
-    /// A string literal.
-    Str(String),
-    /// `{a, b, c}`
-    Array(Vec<Expr>),
-    /// A variable.
-    Var(String),
-    /// `var@att` (`global@att` for global attributes).
-    Att(String, String),
-    /// `$dim` (its size where a number is needed).
-    Dim(String),
-    /// Binary operation.
-    Bin(BinOp, Box<Expr>, Box<Expr>),
-    /// Unary operation.
-    Un(UnOp, Box<Expr>),
-    /// A function call `f(args)`; a method `x.f(args)` is `f(x, args)`.
-    Call(String, Vec<Expr>),
-    /// A hyperslab `x(i, a:b:s, ...)`.
-    Slab(Box<Expr>, Vec<SlabIdx>),
-}
-
-/// Assignment operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AssignOp {
-    /// `=`
-    Set,
-    /// `+=`
-    Add,
-    /// `-=`
-    Sub,
-    /// `*=`
-    Mul,
-    /// `/=`
-    Div,
-}
-
-/// The left-hand side of an assignment.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Lhs {
-    /// `v` or `v[dims]` (LHS casting: the listed dimensions give the shape).
-    Var {
-        /// Name.
-        name: String,
-        /// Dimension names of a cast, `None` without brackets.
-        cast: Option<Vec<String>>,
-    },
-    /// `v@att` / `global@att`.
-    Att(String, String),
-    /// `v(i, a:b, ...)`: assign into part of a variable.
-    Slab(String, Vec<SlabIdx>),
-}
-
-/// Statements.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Stmt {
-    /// `lhs op expr`
-    Assign(Lhs, AssignOp, Expr),
-    /// An expression evaluated for its effect (`print(x)`, `defdim(...)`).
-    Expr(Expr),
-    /// `where(cond) stmt [elsewhere stmt]`
-    Where(Expr, Vec<Stmt>, Vec<Stmt>),
-    /// `if(cond) stmt [else stmt]`
-    If(Expr, Vec<Stmt>, Vec<Stmt>),
-    /// `{ stmts }`
-    Block(Vec<Stmt>),
-}
 
 struct Parser {
     toks: Vec<Token>,
@@ -303,7 +178,7 @@ impl Parser {
                         cast: Some(dims),
                     }))
                 } else if self.is("(") {
-                    if crate::eval::is_function(&name) {
+                    if builtins::lookup(&name).is_some() {
                         return Ok(None);
                     }
                     self.next();
@@ -404,10 +279,10 @@ impl Parser {
                         self.expect(",")?;
                     }
                 }
-                if !crate::eval::is_function(&name) {
+                let Some(f) = builtins::lookup(&name) else {
                     return Err(Error::msg(format!("unknown method or function \"{name}\"")));
-                }
-                e = Expr::Call(name, args);
+                };
+                e = Expr::Call(f, args);
             } else if self.is("(") && matches!(e, Expr::Var(_) | Expr::Slab(..)) {
                 self.next();
                 let idx = self.slab_list()?;
@@ -475,8 +350,8 @@ impl Parser {
                 }
                 Ok(Expr::Array(v))
             }
-            Tok::Ident(name) => {
-                if self.is("(") && crate::eval::is_function(&name) {
+            Tok::Ident(name) => match builtins::lookup(&name).filter(|_| self.is("(")) {
+                Some(f) => {
                     self.next();
                     let mut args = Vec::new();
                     if !self.eat(")") {
@@ -488,11 +363,10 @@ impl Parser {
                             self.expect(",")?;
                         }
                     }
-                    Ok(Expr::Call(name, args))
-                } else {
-                    Ok(Expr::Var(name))
+                    Ok(Expr::Call(f, args))
                 }
-            }
+                None => Ok(Expr::Var(name)),
+            },
             _ => {
                 self.pos = start;
                 Err(self.err("an expression"))
@@ -504,6 +378,7 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nco_core::types::NcType;
 
     fn one(s: &str) -> Stmt {
         let mut v = parse(s).unwrap();
@@ -561,7 +436,7 @@ mod tests {
             panic!()
         };
         let Expr::Call(f, args) = e else { panic!() };
-        assert_eq!(f, "total");
+        assert_eq!(f.name, "total");
         let Expr::Slab(_, idx) = &args[0] else {
             panic!()
         };
