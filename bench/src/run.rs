@@ -289,7 +289,7 @@ pub fn run_order(roles: &[(Tool, bool)], rep: usize) -> Vec<usize> {
     order
 }
 
-/// Row 5c's note: issue 9's targets with the measured ratios (wall).
+/// Row 5c's note: the list-mode targets with the measured ratios (wall).
 pub fn list_targets_note(vs_nco: Option<f64>, vs_ours: Option<f64>) -> String {
     let part = |what: &str, target: f64, got: Option<f64>| match got {
         Some(r) => format!(
@@ -299,7 +299,7 @@ pub fn list_targets_note(vs_nco: Option<f64>, vs_ours: Option<f64>) -> String {
         None => format!(">= {target:.0}x faster than {STATIONS} separate {what}: not measured"),
     };
     format!(
-        "issue 9 targets for list mode (wall): {}; {}",
+        "list mode targets (wall): {}; {}",
         part("NCO ncrcat runs", LIST_TARGET_VS_NCO, vs_nco),
         part("runs of our ncrcat", LIST_TARGET_VS_OURS, vs_ours)
     )

@@ -1,4 +1,4 @@
-//! `sweep`: the AR4 chunking sweep (IO_STUDIES.md §3), Hartnett's `tst_ar4` study with
+//! `sweep`: the AR4 chunking sweep, after Hartnett's `tst_ar4` study in netCDF-C, with
 //! one row per configuration, cold cache by default.
 //!
 //! A synthetic file shaped like the AR4 `pr_A1` file (dims `lon=256, lat=128, bnds=2,

@@ -73,7 +73,7 @@ pub const ALL: [Kind; 10] = [
 ];
 
 impl Kind {
-    /// Row number as in the issue ("1".."8", with "5a"/"5b"/"5c").
+    /// Row number ("1".."8", with "5a"/"5b"/"5c").
     pub fn id(self) -> &'static str {
         match self {
             Kind::Ncwa => "1",
@@ -180,7 +180,7 @@ pub const STATIONS: usize = 50;
 /// Row 5c outputs compared with NCO's (spread over the list: first, middle, last).
 pub const LIST_CHECKED: usize = 3;
 
-/// Issue 9's targets for row 5c: list mode at least this much faster (wall) than 50
+/// The targets of row 5c: list mode at least this much faster (wall) than 50
 /// separate NCO ncrcat runs ...
 pub const LIST_TARGET_VS_NCO: f64 = 20.0;
 /// ... and than 50 separate runs of our own ncrcat.
@@ -465,7 +465,7 @@ impl Plan {
         let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
         match (tool, self.kind) {
             (Tool::Cdo, Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
-            // Issue 8's yardstick for row 1: every field to one value per variable.
+            // CDO's counterpart of row 1: every field to one value per variable.
             (Tool::Cdo, Kind::Ncwa) => one(vec![
                 s("fldmean"),
                 s("-vertmean"),

@@ -1,4 +1,4 @@
-//! `xsect`: the nctime-like cross-section benchmark (IO_STUDIES.md §2), through
+//! `xsect`: the cross-section benchmark of Unidata's `nctime`, through
 //! nco-core's own reader and writer (classic formats) and libnetcdf (netCDF-4).
 //!
 //! One 4-D variable per classic type (`byte_var char_var short_var long_var float_var

@@ -1,5 +1,5 @@
 //! Evaluation of ncap2 statements against an input dataset, following NCO 5.1.4's
-//! rules (NCO_REFERENCE §4.15, each checked against the system ncap2):
+//! rules (each checked against the system ncap2):
 //!
 //! * types: integer literal NC_INT, `1.0` NC_DOUBLE; variable ∘ variable gives the more
 //!   precise type, a literal counts as a variable; variable ∘ attribute gives the

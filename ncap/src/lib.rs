@@ -1,6 +1,6 @@
 //! ncap2, the netCDF Arithmetic Processor: runs a script of assignments over the
 //! variables of an input file and writes the results (NCO manual, "ncap2 netCDF
-//! Arithmetic Processor"; typing rules in NCO_REFERENCE §4.15).
+//! Arithmetic Processor"; the typing rules are listed in the evaluator's notes).
 //!
 //! `ncap2 [-v] [-C] -s 'script' [-S file] in.nc out.nc`. The script language
 //! implemented here is a subset of ncap2's: assignments (`= += -= *= /=`), attributes

@@ -8,7 +8,8 @@
 //! variables get chunk sizes from the map (`rd1` by default: one record, every other
 //! dimension whole), `--cnk_dmn` overriding single dimensions; variables smaller than
 //! `--cnk_min` bytes stay contiguous. On netCDF3 output all of this (and `-L`) is
-//! ignored with a warning.
+//! ignored with a warning. docs/chunking.md lists the policies and maps, and where NCO
+//! chunks differently (a netCDF3 input's variables without options, maps `nco`, `prd`).
 
 use clap::{ArgAction, Args};
 

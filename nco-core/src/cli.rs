@@ -458,7 +458,7 @@ fn is_broken_pipe(e: &Error) -> bool {
 
 /// Keep large buffers in the heap instead of fresh `mmap`s: the operators allocate and
 /// free many multi-megabyte buffers (blocks, records), and every fresh mapping costs a
-/// page fault per 4 KiB on first touch (about 0.5 s per GiB here, ENGINE_NOTES). With
+/// page fault per 4 KiB on first touch (about 0.5 s per GiB here, docs/engine.md). With
 /// these glibc settings freed blocks are reused at no cost.
 fn tune_allocator() {
     // SAFETY: mallopt only changes glibc's allocation thresholds; called before any

@@ -200,7 +200,7 @@ impl Dataset {
                 });
             }
             if classic && !force_lib() {
-                // Positioned reads by default: as fast as a memory map here (ENGINE_NOTES),
+                // Positioned reads by default: as fast as a memory map here (docs/engine.md),
                 // immune to truncation by another process, and they do not count the
                 // whole file in our resident memory. NCO_RS_MMAP=1 maps instead.
                 let use_pread = !mmap;

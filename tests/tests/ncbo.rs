@@ -1,10 +1,10 @@
 //! ncbo (and ncdiff, ncadd, ncsub, ncmult, ncdivide) project tests on our own fixture
 //! (tests/data/fixture.cdl) and on small files built with ncgen.
 //!
-//! Tests named `ncbo_rNN_*` / `ncbo_nNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl. Expected values are worked out
-//! by hand (fld3 = 100*lat + 10*lev + lon indices, fld2 = 1.5..8.5) and are the values
-//! NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
+//! Tests named `ncbo_rNN_*` / `ncbo_nNN_*` cover the behaviour of NCO's reference case
+//! with the same id (the cases .ci/run runs). Expected values are worked out by hand
+//! (fld3 = 100*lat + 10*lev + lon indices, fld2 = 1.5..8.5) and are the values NCO
+//! 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
 use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{fx, is_nco, nco, value, Scratch};

@@ -1,10 +1,10 @@
 //! nces (alias ncea) and ncecat project tests on our own fixture
 //! (tests/data/fixture.cdl) and on small member files built with ncgen.
 //!
-//! Tests named `nces_rNN_*` / `ncecat_rNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl. Expected values are worked out
-//! by hand and are the values NCO 5.1.4 prints
-//! (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
+//! Tests named `nces_rNN_*` / `ncecat_rNN_*` cover the behaviour of NCO's reference
+//! case with the same id (the cases .ci/run runs). Expected values are worked out by
+//! hand and are the values NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test
+//! --release -p nco-tests`).
 
 use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{fx, is_nco, nco, value, Scratch};

@@ -1,9 +1,9 @@
 //! ncks project tests on our own fixture (tests/data/fixture.cdl).
 //!
-//! Tests named `ncks_rNN_*` / `ncks_nNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl, on our fixture. Expected
-//! values are worked out by hand from the CDL (fld3 = 100*lat + 10*lev + lon indices)
-//! and were confirmed with NCO 5.1.4 (`NCO_RS_BIN_DIR=/usr/bin cargo test`).
+//! Tests named `ncks_rNN_*` / `ncks_nNN_*` cover the behaviour of NCO's reference case
+//! with the same id (the cases .ci/run runs), on our fixture. Expected values are
+//! worked out by hand from the CDL (fld3 = 100*lat + 10*lev + lon indices) and were
+//! confirmed with NCO 5.1.4 (`NCO_RS_BIN_DIR=/usr/bin cargo test`).
 
 use nco_tests::{
     assert_same_bytes, fx, header_count, is_nco, is_root, ncdump, nco, value, Scratch,

@@ -1,11 +1,11 @@
 //! ncpdq (and ncpack, ncunpack) project tests on our own fixture
 //! (tests/data/fixture.cdl).
 //!
-//! Tests named `ncpdq_rNN_*` / `ncpdq_nNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl. Expected values are worked out
-//! by hand (fld3 = 100*lat + 10*lev + lon indices; fld_rec3[t, lat, lon] = t + 4*lat +
-//! lon) and are the values NCO 5.1.4 prints
-//! (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
+//! Tests named `ncpdq_rNN_*` / `ncpdq_nNN_*` cover the behaviour of NCO's reference
+//! case with the same id (the cases .ci/run runs). Expected values are worked out by
+//! hand (fld3 = 100*lat + 10*lev + lon indices; fld_rec3[t, lat, lon] = t + 4*lat +
+//! lon) and are the values NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test
+//! --release -p nco-tests`).
 
 use crate::common::{self, bad_input, header_lines};
 use nco_tests::{fx, is_nco, nco, value, Scratch};

@@ -1,11 +1,11 @@
 //! ncra and ncrcat project tests on our own fixture (tests/data/fixture.cdl) and on
 //! small files built with ncgen from CDL text in the scratch folder.
 //!
-//! Tests named `ncra_rNN_*` / `ncrcat_rNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl. The fixture's record variables:
-//! time = 1..10, fld_rec = 10*time, rec_fill = 1,_,3,_..9,_ (_FillValue -999),
-//! rec_pck packs 1..9 then missing. Expected values are worked out by hand and are the
-//! values NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
+//! Tests named `ncra_rNN_*` / `ncrcat_rNN_*` cover the behaviour of NCO's reference
+//! case with the same id (the cases .ci/run runs). The fixture's record variables: time
+//! = 1..10, fld_rec = 10*time, rec_fill = 1,_,3,_..9,_ (_FillValue -999), rec_pck packs
+//! 1..9 then missing. Expected values are worked out by hand and are the values NCO
+//! 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
 use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{bin, fx, is_nco, nco, tool, value, Scratch};

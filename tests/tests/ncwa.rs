@@ -1,10 +1,10 @@
 //! ncwa project tests on our own fixture (tests/data/fixture.cdl).
 //!
-//! Tests named `ncwa_rNN_*` / `ncwa_nNN_*` cover the behaviour of the reference case
-//! with the same id in ../shared/cases/nco_public.jsonl, on our fixture. Expected
-//! values are worked out by hand where possible (fld3 = 100*lat + 10*lev + lon
-//! indices, gw = 0.25, 0.75) and are the values NCO 5.1.4 prints
-//! (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
+//! Tests named `ncwa_rNN_*` / `ncwa_nNN_*` cover the behaviour of NCO's reference case
+//! with the same id (the cases .ci/run runs), on our fixture. Expected values are
+//! worked out by hand where possible (fld3 = 100*lat + 10*lev + lon indices, gw = 0.25,
+//! 0.75) and are the values NCO 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test
+//! --release -p nco-tests`).
 
 use crate::common::{bad_input, cdl, header_lines, raw};
 use nco_tests::{fx, is_nco, nco, value, Scratch};

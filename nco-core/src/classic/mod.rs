@@ -4,7 +4,7 @@
 //! (`copy_file_range`) when data is copied unchanged.
 //!
 //! The reader uses large positioned reads (`pread`) by default; `NCO_RS_MMAP=1` maps the
-//! file with memmap2 instead (the same speed here, see ENGINE_NOTES). A memory map has
+//! file with memmap2 instead (the same speed here, see docs/engine.md). A memory map has
 //! one known hazard: if another process truncates the file while we read it, touching
 //! the lost pages raises SIGBUS and the process dies; with `pread` that case is an I/O
 //! error naming the file. Mapped pages also count in the resident memory of the process.
