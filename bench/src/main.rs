@@ -15,6 +15,11 @@ mod sweep;
 mod wishlist;
 mod xsect;
 
+/// The process allocator of nco-rs's operators, so that the in-process reads and
+/// writes of `gen`, `xsect` and `sweep` allocate as the operators do.
+#[global_allocator]
+static ALLOCATOR: nco_core::alloc::Allocator = nco_core::alloc::Allocator;
+
 /// Tests that spawn processes or use libnetcdf run one at a time (HDF5 is not
 /// thread-safe and forked children inherit its open files).
 #[cfg(test)]

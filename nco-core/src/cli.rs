@@ -524,10 +524,15 @@ fn fail_exit() -> ! {
     unsafe { libc::_exit(1) }
 }
 
-/// `fn main` of an operator binary: `nco_core::main!("ncks", ncks::run);`
+/// `fn main` of an operator binary: `nco_core::main!("ncks", ncks::run);`. It also
+/// installs the process allocator ([`crate::alloc::Allocator`]): each binary chooses
+/// its allocator, a library never does.
 #[macro_export]
 macro_rules! main {
     ($prog:expr, $run:path) => {
+        #[global_allocator]
+        static ALLOCATOR: $crate::alloc::Allocator = $crate::alloc::Allocator;
+
         fn main() -> std::process::ExitCode {
             $crate::cli::run_main($prog, $run)
         }

@@ -36,7 +36,6 @@
 //! (`scale_factor`/`add_offset`), *chunk* (the netCDF-4 storage unit).
 #![deny(missing_docs)]
 
-pub mod alloc;
 pub mod arith;
 pub mod calendar;
 pub mod cfmt;
@@ -44,12 +43,10 @@ pub mod chunking;
 pub mod classic;
 pub mod cli;
 pub mod dataset;
-pub mod error;
 pub mod extract;
 pub mod fill;
 pub mod hyperslab;
 pub mod kernels;
-pub mod model;
 pub mod multifile;
 pub mod nc4;
 pub mod output;
@@ -59,10 +56,7 @@ pub mod progress;
 pub mod rusage;
 pub mod select;
 pub mod stations;
-pub mod types;
 
-pub use error::{Error, Result};
-
-/// The allocator of every program linking nco-core (see [`alloc`]).
-#[global_allocator]
-static ALLOCATOR: alloc::Allocator = alloc::Allocator;
+pub use nco_base::{alloc, cpu, error, model, types};
+pub use nco_base::{dispatch, dispatch_type};
+pub use nco_base::{Error, Result};

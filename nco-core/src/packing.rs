@@ -281,8 +281,8 @@ pub fn pack_float(
     sf: f64,
     ao: f64,
 ) -> Option<crate::types::Values> {
-    use crate::kernels::with_avx2;
     use crate::types::{NcNum, Values};
+    use nco_base::cpu::with_avx2;
     #[inline(always)]
     fn kernel<S: Real, P: NcNum>(x: &[S], fill: Option<f64>, sf: f64, ao: f64) -> Values {
         // No fill: NaN equals nothing.

@@ -540,12 +540,12 @@ pub fn decode_par(ty: crate::types::NcType, raw: &[u8]) -> Values {
         let mut out: Vec<T> = Vec::with_capacity(n);
         let spare = &mut out.spare_capacity_mut()[..n];
         if n < 4 * PIECE {
-            crate::kernels::with_avx2(|| piece(spare, raw));
+            nco_base::cpu::with_avx2(|| piece(spare, raw));
         } else {
             spare
                 .par_chunks_mut(PIECE)
                 .zip(raw.par_chunks(PIECE * T::SIZE))
-                .for_each(|(o, r)| crate::kernels::with_avx2(|| piece(o, r)));
+                .for_each(|(o, r)| nco_base::cpu::with_avx2(|| piece(o, r)));
         }
         // SAFETY: the n elements were all written above (`raw` holds n whole elements
         // and every piece writes each of its elements).
@@ -567,11 +567,11 @@ pub fn encode_par(v: &Values) -> Vec<u8> {
     fn enc<T: NcNum>(x: &[T]) -> Vec<u8> {
         let mut out = vec![0u8; x.len() * T::SIZE];
         if x.len() < 4 * PIECE {
-            crate::kernels::with_avx2(|| piece(&mut out, x));
+            nco_base::cpu::with_avx2(|| piece(&mut out, x));
         } else {
             out.par_chunks_mut(T::SIZE * PIECE)
                 .zip(x.par_chunks(PIECE))
-                .for_each(|(o, s)| crate::kernels::with_avx2(|| piece(o, s)));
+                .for_each(|(o, s)| nco_base::cpu::with_avx2(|| piece(o, s)));
         }
         out
     }

@@ -175,7 +175,7 @@ pub fn apply_same_float(
     macro_rules! run {
         ($x:expr, $y:expr, $t:ty, $variant:ident) => {{
             let fills = (a_fill, b_fill, out_fill);
-            Some(Values::$variant(super::with_avx2(
+            Some(Values::$variant(nco_base::cpu::with_avx2(
                 #[inline(always)]
                 || match op {
                     BinOp::Add => run::<$t>($x, $y, fills, |x, y| x + y),

@@ -250,7 +250,7 @@ impl Accum {
             // Every element valid: counts are uniform, only the values are touched.
             (None, None) if matches!(self.op, Op::Avg | Op::Ttl) && w == 1.0 => {
                 let val = &mut self.val;
-                super::with_avx2(
+                nco_base::cpu::with_avx2(
                     #[inline(always)]
                     || {
                         for (v, e) in val.iter_mut().zip(x) {
@@ -275,7 +275,7 @@ impl Accum {
             (Some(f), None) if matches!(self.op, Op::Avg | Op::Ttl) => {
                 self.counts();
                 let (val, wsum, tally) = (&mut self.val, &mut self.wsum, &mut self.tally);
-                super::with_avx2(
+                nco_base::cpu::with_avx2(
                     #[inline(always)]
                     || {
                         for (((v, ws), t), e) in val
@@ -474,7 +474,7 @@ impl Accum {
                     fill
                 }
             };
-            super::with_avx2(
+            nco_base::cpu::with_avx2(
                 #[inline(always)]
                 || {
                     if a.tally.is_empty() {

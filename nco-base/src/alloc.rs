@@ -1,5 +1,5 @@
 //! The process allocator: the system allocator (glibc malloc, tuned by
-//! `cli::run_main`), with the buffers large enough to get their own mapping
+//! `nco_core::cli::run_main`), with the buffers large enough to get their own mapping
 //! (at least [`HUGE`], glibc's `mmap` threshold as the operators set it) advised for
 //! transparent huge pages (`madvise(MADV_HUGEPAGE)`, which this kernel's default THP
 //! mode, `madvise`, requires). A whole-variable array of ncap2 or a whole-file read is
@@ -15,7 +15,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Buffers of at least this many bytes are advised (glibc's largest `mmap`
-/// threshold, the one `cli::run_main` sets).
+/// threshold, the one `nco_core::cli::run_main` sets).
 pub const HUGE: usize = 32 << 20;
 
 /// [`System`] with large buffers advised for transparent huge pages.

@@ -59,9 +59,10 @@ pub enum Error {
         path: String,
         /// Variable concerned, if any.
         var: Option<String>,
-        /// libnetcdf's error.
+        /// libnetcdf's error (the `netcdf` crate's, kept as a boxed error so this
+        /// crate does not link libnetcdf).
         #[source]
-        source: netcdf::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Any other failure, already worded for the user.
     #[error("{0}")]
@@ -99,11 +100,15 @@ impl Error {
     }
 
     /// Wrap a libnetcdf error with its file and variable.
-    pub fn netcdf(path: &str, var: Option<&str>, source: netcdf::Error) -> Error {
+    pub fn netcdf(
+        path: &str,
+        var: Option<&str>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
         Error::Netcdf {
             path: path.to_string(),
             var: var.map(str::to_string),
-            source,
+            source: Box::new(source),
         }
     }
 }
