@@ -1,0 +1,276 @@
+//! The output file, once the script has run: which variables it holds and where each
+//! comes from (computed by the script, or copied from the input with the script's
+//! attribute changes), its dimensions in NCO's order, and its data (computed values,
+//! copies, or the blocks of a streamed evaluation).
+
+use nco_core::dataset::{Dataset, OutFile};
+use nco_core::extract::StorageArgs;
+use nco_core::model::{Attr, Dim, Format, Meta, Var};
+use nco_core::output::TempOutput;
+use nco_core::types::{NcNum, Values};
+use nco_core::{Error, Result};
+
+use crate::num::{self, with_type};
+use crate::state::Ctx;
+use crate::stream::Stream;
+use crate::value::index_map;
+
+/// What the output holds besides the script's variables, and how it is stored.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `-v`: only the variables the script defines (and their coordinates).
+    pub only_defined: bool,
+    /// `-C`: no coordinate variables are added.
+    pub no_coords: bool,
+    /// `-c`: every coordinate variable of the input is added.
+    pub all_coords: bool,
+    /// Deflation and chunking of netCDF-4 outputs (`-L`, `--cnk_*`).
+    pub storage: StorageArgs,
+    /// Bytes of header padding (`--hdr_pad`).
+    pub hdr_pad: u64,
+    /// Threads requested (`-t`), recorded in the output as the other operators do.
+    pub threads: Option<usize>,
+}
+
+/// Where an output variable's data comes from.
+enum Source {
+    /// Computed by the script (name in [`Ctx::vars`]).
+    New(String),
+    /// Copied from the input variable, with (possibly changed) attributes.
+    Copy(usize, Vec<Attr>),
+}
+
+/// Write the output of the script run in `ctx` over `ds` to `out_path` as `format`,
+/// through a temporary file committed at the end; a streamed script (`stream`)
+/// computes and writes its blocks now.
+///
+/// Errors: a type the format cannot store, a text variable to pad, those of the
+/// streamed evaluation, and every I/O error (nothing is left at `out_path` then).
+pub fn write(
+    prog: &str,
+    opts: &Options,
+    ds: Option<&Dataset>,
+    ctx: &Ctx<'_>,
+    out_path: &str,
+    format: Format,
+    stream: Option<&Stream<'_>>,
+) -> Result<()> {
+    let plan = variables(ctx, opts);
+    let mut out = define(prog, ctx, &plan, format, opts)?;
+    // Variables computed on a hyperslab are padded to their dimensions (not when
+    // streamed: a streamed script has no hyperslab).
+    let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
+    for (_, src) in &plan {
+        datas.push(match (src, stream) {
+            (Source::New(n), None) => padded(ctx, n)?,
+            _ => None,
+        });
+    }
+    nco_core::arith::stamp_threads(&mut out, opts.threads);
+    let tmp = TempOutput::new(out_path, prog)?;
+    let mut of = OutFile::create(tmp.path(), &out, opts.hdr_pad)?;
+    let mut streamed: Vec<(usize, String)> = Vec::new();
+    for (o, (_, src)) in plan.iter().enumerate() {
+        match src {
+            Source::New(n) if stream.is_some() => streamed.push((o, n.clone())),
+            Source::New(n) => match &datas[o] {
+                Some(d) => of.write(o, 0, d)?,
+                None => of.write(o, 0, &ctx.vars[n].val.data)?,
+            },
+            Source::Copy(id, _) => {
+                let ds = ds.expect("copied variables come from the input");
+                if !of.copy_var_raw(o, ds, *id)? {
+                    let vals = ds.read_all(*id)?;
+                    of.write(o, 0, &vals)?;
+                }
+            }
+        }
+    }
+    if let (Some(st), Some(ds)) = (stream, ds) {
+        st.write(prog, ds, &streamed, &mut of)?;
+    }
+    of.finish()?;
+    tmp.commit()
+}
+
+/// The output variables in order: the script's (in [`Ctx::output_order`]), then, with
+/// `-v`, the coordinates of the dimensions used (unless `-C`; all with `-c`) and the
+/// input variables whose attributes the script changed; without `-v`, every other input
+/// variable.
+fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
+    let input = &ctx.input;
+    let mut plan: Vec<(String, Source)> = Vec::new();
+    for n in ctx.output_order() {
+        plan.push((n.clone(), Source::New(n)));
+    }
+    let attrs_of = |name: &str, id: usize| -> Vec<Attr> {
+        ctx.touched
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| input.vars[id].attrs.clone())
+    };
+    let planned = |plan: &Vec<(String, Source)>, n: &str| plan.iter().any(|(m, _)| m == n);
+    if !opts.only_defined {
+        for (id, v) in input.vars.iter().enumerate() {
+            if !ctx.vars.contains_key(&v.name) {
+                plan.push((v.name.clone(), Source::Copy(id, attrs_of(&v.name, id))));
+            }
+        }
+        return plan;
+    }
+    let mut coords: Vec<usize> = Vec::new();
+    if !opts.no_coords {
+        for &d in &ctx.dims_used {
+            if d < input.dims.len() {
+                if let Some(id) = input.var_id(&input.dims[d].name) {
+                    if input.is_coord_var(&input.vars[id]) {
+                        coords.push(id);
+                    }
+                }
+            }
+        }
+    }
+    if opts.all_coords {
+        for (id, v) in input.vars.iter().enumerate() {
+            if input.is_coord_var(v) && !coords.contains(&id) {
+                coords.push(id);
+            }
+        }
+    }
+    // Coordinates follow the input's variable order.
+    coords.sort_unstable();
+    for id in coords {
+        let n = input.vars[id].name.clone();
+        if !planned(&plan, &n) {
+            plan.push((n.clone(), Source::Copy(id, attrs_of(&n, id))));
+        }
+    }
+    for n in &ctx.touched_order {
+        if let Some(id) = input.var_id(n) {
+            if !planned(&plan, n) {
+                plan.push((n.clone(), Source::Copy(id, attrs_of(n, id))));
+            }
+        }
+    }
+    plan
+}
+
+/// The output's metadata: the global attributes, the dimensions (first in order of use,
+/// then, without `-v`, the input's and `defdim`'s others, then any an output variable
+/// still needs), the variables of `plan`, and their storage.
+///
+/// Errors: a variable type `format` cannot store.
+fn define(
+    prog: &str,
+    ctx: &Ctx<'_>,
+    plan: &[(String, Source)],
+    format: Format,
+    opts: &Options,
+) -> Result<Meta> {
+    let input = &ctx.input;
+    let mut dim_order: Vec<usize> = ctx.dims_used.clone();
+    if !opts.only_defined {
+        for d in 0..ctx.dims.len() {
+            if !dim_order.contains(&d) {
+                dim_order.push(d);
+            }
+        }
+    }
+    let var_dims = |src: &Source| -> Vec<usize> {
+        match src {
+            Source::New(n) => ctx.vars[n].val.dims.clone(),
+            Source::Copy(id, _) => input.vars[*id].dims.clone(),
+        }
+    };
+    for (_, s) in plan {
+        for d in var_dims(s) {
+            if !dim_order.contains(&d) {
+                dim_order.push(d);
+            }
+        }
+    }
+    let mut out = Meta::new(format);
+    out.attrs = ctx.globals.clone();
+    // A record dimension no output variable uses is written with no records, as NCO does.
+    let used_by_vars: Vec<usize> = plan.iter().flat_map(|(_, s)| var_dims(s)).collect();
+    let mut dim_map = vec![usize::MAX; ctx.dims.len()];
+    for (o, &d) in dim_order.iter().enumerate() {
+        dim_map[d] = o;
+        let mut dim: Dim = ctx.dims[d].clone();
+        if dim.unlimited && !used_by_vars.contains(&d) {
+            dim.len = 0;
+        }
+        out.dims.push(dim);
+    }
+    for (name, src) in plan {
+        let dims = var_dims(src).iter().map(|&d| dim_map[d]).collect();
+        let (ty, attrs, storage) = match src {
+            Source::New(n) => (
+                ctx.vars[n].val.ty(),
+                ctx.vars[n].attrs.clone(),
+                Default::default(),
+            ),
+            Source::Copy(id, attrs) => (
+                input.vars[*id].ty,
+                attrs.clone(),
+                input.vars[*id].storage.clone(),
+            ),
+        };
+        if !format.supports(ty) {
+            return Err(Error::var(
+                name,
+                format!(
+                    "type {ty} cannot be stored in a {} file (write netCDF-4 with -4 or CDF-5 with -5)",
+                    format.kind_name()
+                ),
+            ));
+        }
+        out.vars.push(Var {
+            name: name.clone(),
+            ty,
+            dims,
+            attrs,
+            storage,
+        });
+    }
+    // Chunking and deflate (-L, --cnk_*) as the other operators apply them (a copied
+    // variable keeps its input chunk sizes unless chunking options are given).
+    nco_core::extract::warn_storage_on_classic(prog, format, &opts.storage);
+    let src: Vec<usize> = plan
+        .iter()
+        .map(|(_, s)| match s {
+            Source::Copy(id, _) => *id,
+            Source::New(_) => usize::MAX,
+        })
+        .collect();
+    nco_core::extract::apply_storage(&mut out, input, &src, &opts.storage);
+    Ok(out)
+}
+
+/// The data of the script's variable `n` padded to its whole dimensions when it was
+/// computed on a hyperslab of them (`None` when it already covers them): elements
+/// outside the hyperslab are left at the fill value, as NCO leaves them unwritten.
+///
+/// Errors: a text variable to pad.
+fn padded(ctx: &Ctx<'_>, n: &str) -> Result<Option<Values>> {
+    let v = &ctx.vars[n].val;
+    let full: Vec<usize> = v.dims.iter().map(|&d| ctx.dims[d].len).collect();
+    if full == v.shape {
+        return Ok(None);
+    }
+    let ty = v.ty();
+    let fill = v.fill.unwrap_or_else(|| nco_core::fill::default_fill(ty));
+    let n_full: usize = full.iter().product();
+    let mut buf = Values::from_f64_slice(ty, &vec![fill; n_full])
+        .ok_or_else(|| Error::var(n, "cannot pad a text variable"))?;
+    let lists: Vec<Vec<usize>> = v.shape.iter().map(|&s| (0..s).collect()).collect();
+    let map = index_map(&full, &lists);
+    with_type!(ty, T => {
+        let dst = <T as NcNum>::vec_of_mut(&mut buf).expect("same type");
+        let src = num::slice::<T>(&v.data);
+        for (i, &m) in map.iter().enumerate() {
+            dst[m] = src[i];
+        }
+    }; text => {});
+    Ok(Some(buf))
+}
