@@ -20,7 +20,7 @@ use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::OutFile;
 use nco_core::extract::{self, RecordChange, StorageArgs};
 use nco_core::hyperslab;
-use nco_core::kernels::{self, reduce::Accum, reduce::Op};
+use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::Dim;
 use nco_core::multifile;
 use nco_core::output::{self, Existing, TempOutput};
@@ -257,7 +257,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             let mut buf = Vec::new();
             for ds in &sets {
                 let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
-                kernels::accumulate_from(
+                arith::accumulate_from(
                     &mut acc,
                     ds,
                     id,

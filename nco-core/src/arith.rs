@@ -4,8 +4,10 @@
 //! with `_FillValue` converted to that type; integer results are rounded (ties to even)
 //! and, as in NCO, wrap when out of range (we also warn, see README).
 
+use crate::dataset::Dataset;
+use crate::error::Result;
 use crate::fill;
-use crate::kernels;
+use crate::kernels::{self, reduce::Accum};
 use crate::model::{Attr, Meta, Var};
 use crate::packing::{self, Packing};
 use crate::types::{NcType, Values};
@@ -72,6 +74,27 @@ impl ProcVar {
     pub fn unpacked(&self, x: &Values) -> Vec<f64> {
         kernels::to_f64_unpacked(x, self.in_fill, self.pack.as_ref(), self.out_fill)
     }
+}
+
+/// Read the selection `idx` of variable `var` of `ds` and add it element-wise into
+/// `acc`: straight from the file's big-endian bytes into the reused `buf` for classic
+/// files (no decoded copy, no fresh allocation), through typed values otherwise.
+pub fn accumulate_from(
+    acc: &mut Accum,
+    ds: &Dataset,
+    var: usize,
+    idx: &[Vec<usize>],
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    w: f64,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    if ds.read_raw_be_into(var, idx, buf)? {
+        kernels::add_elementwise_be(acc, ds.meta().vars[var].ty, buf, fill, pack, w);
+    } else {
+        kernels::add_elementwise(acc, &ds.read(var, idx)?, fill, pack, w);
+    }
+    Ok(())
 }
 
 /// Warn on stderr that `over` integer results of `var` overflowed its type `ty` and

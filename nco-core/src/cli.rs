@@ -18,6 +18,7 @@ use crate::chunking::ChunkArgs;
 use crate::error::{Error, Result};
 use crate::hyperslab::HyperslabSpec;
 use crate::model::Format;
+pub use crate::multifile::with_prefix;
 use crate::select::{split_list, SelectArgs};
 
 static DEBUG: AtomicU32 = AtomicU32::new(0);
@@ -349,16 +350,6 @@ pub fn apply_common(c: &CommonArgs) {
     set_threads(c.threads);
     if c.no_mmap {
         crate::dataset::set_force_libnetcdf(true);
-    }
-}
-
-/// Prefix an input name with `-p` (unless it is absolute or a URL).
-pub fn with_prefix(prefix: Option<&str>, name: &str) -> String {
-    match prefix {
-        Some(p) if !name.starts_with('/') && !name.contains("://") => {
-            format!("{}/{}", p.trim_end_matches('/'), name)
-        }
-        _ => name.to_string(),
     }
 }
 

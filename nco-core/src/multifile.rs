@@ -57,6 +57,16 @@ pub fn generate_names(first: &str, spec: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Prefix an input name with `-p` (unless it is absolute or a URL).
+pub fn with_prefix(prefix: Option<&str>, name: &str) -> String {
+    match prefix {
+        Some(p) if !name.starts_with('/') && !name.contains("://") => {
+            format!("{}/{}", p.trim_end_matches('/'), name)
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// The input file list and whether it came from standard input.
 pub struct Inputs {
     /// Input names, prefixed.
@@ -102,10 +112,7 @@ pub fn inputs(
     if let Some(n) = n_spec {
         pos = generate_names(&pos[0], n)?;
     }
-    let files = pos
-        .iter()
-        .map(|f| crate::cli::with_prefix(prefix, f))
-        .collect();
+    let files = pos.iter().map(|f| with_prefix(prefix, f)).collect();
     Ok(Inputs {
         files,
         output,
@@ -455,7 +462,7 @@ impl Concat<'_> {
         }
         for ((s, n), raw) in groups.into_iter().zip(outs) {
             self.ahead
-                .put(v, s, crate::classic::decode_par(var.ty, &raw), n);
+                .put(v, s, crate::dataset::decode_raw(var.ty, &raw), n);
         }
         Ok(())
     }

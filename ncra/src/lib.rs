@@ -20,7 +20,7 @@ use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{Dataset, OutFile};
 use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
-use nco_core::kernels::{self, reduce::Accum, reduce::Op};
+use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::multifile;
 use nco_core::output::{self, Existing, TempOutput};
 use nco_core::types::Values;
@@ -658,7 +658,7 @@ fn emit(
                 };
                 // The record coordinate is averaged without weights.
                 let w = if first.is_coord_var(var) { 1.0 } else { w };
-                kernels::accumulate_from(
+                arith::accumulate_from(
                     &mut acc,
                     ds,
                     vid,

@@ -742,7 +742,7 @@ mod tests {
         let mut acc = Accum::new(Op::Avg, 4);
         acc.add_elementwise(&[1.5f64, 40000.0, -999.0, 2.5], Some(-999.0), None, 1.0);
         for ty in [NcType::Short, NcType::Float, NcType::Double, NcType::UByte] {
-            let want = crate::kernels::to_values(&acc.finish(true), ty, -99.0);
+            let want = crate::to_values(&acc.finish(true), ty, -99.0);
             assert_eq!(acc.finish_values(true, ty, -99.0), want, "{ty:?}");
         }
         // Without missing values the per-element counts are never allocated.
@@ -751,7 +751,7 @@ mod tests {
         plain.add_elementwise(&[2.5f32, 2.5, 40000.0], None, None, 1.0);
         assert!(plain.tally.is_empty() && plain.wsum.is_empty());
         for ty in [NcType::Short, NcType::Float, NcType::Int] {
-            let want = crate::kernels::to_values(&plain.finish(true), ty, -99.0);
+            let want = crate::to_values(&plain.finish(true), ty, -99.0);
             assert_eq!(plain.finish_values(true, ty, -99.0), want, "{ty:?}");
         }
         assert_eq!(plain.tally(2), 2);

@@ -1,15 +1,14 @@
-//! Packing with `scale_factor`/`add_offset` (NCO manual, "Packed data"; CF §8.1).
+//! The arithmetic of packing with `scale_factor`/`add_offset` (NCO manual, "Packed
+//! data"; CF §8.1): unpacking one value or a buffer, NCO 5.1.4's packing parameters
+//! and its packing loops. Reading the parameters from a variable's attributes is a
+//! rule of the layer above (`nco_core::packing::packing_of`).
 //!
 //! Unpacking (netCDF convention): `unpacked = scale_factor * packed + add_offset`;
-//! with `--hdf_upk` the HDF convention `scale_factor * (packed - add_offset)`. A missing
-//! attribute means scale 1 or offset 0. The unpacked type is the type of
-//! `scale_factor` (else of `add_offset`). Arithmetic operators unpack every variable they
-//! process and write it unpacked, with `_FillValue` converted to the unpacked type.
+//! with `--hdf_upk` the HDF convention `scale_factor * (packed - add_offset)`.
 
-use crate::model::Var;
 use crate::types::NcType;
 
-/// Packing attributes of a variable.
+/// Packing parameters of a variable.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packing {
     /// `scale_factor` (1 when absent).
@@ -32,37 +31,6 @@ impl Packing {
             self.scale_factor * x + self.add_offset
         }
     }
-}
-
-/// The packing of `var`, `None` when it has neither `scale_factor` nor `add_offset`.
-pub fn packing_of(var: &Var, hdf: bool) -> Option<Packing> {
-    let sf = var.attr("scale_factor");
-    let ao = var.attr("add_offset");
-    if sf.is_none() && ao.is_none() {
-        return None;
-    }
-    let get =
-        |a: Option<&crate::model::Attr>, d: f64| a.and_then(|a| a.value.get_f64(0)).unwrap_or(d);
-    let unpacked_type = sf.or(ao).map_or(NcType::Double, |a| a.value.nc_type());
-    Some(Packing {
-        scale_factor: get(sf, 1.0),
-        add_offset: get(ao, 0.0),
-        unpacked_type: if unpacked_type.is_numeric() {
-            unpacked_type
-        } else {
-            NcType::Double
-        },
-        hdf,
-    })
-}
-
-/// Remove the packing attributes of a variable being written unpacked and give it the
-/// unpacked type (converting `_FillValue` and `missing_value`).
-pub fn mark_unpacked(var: &mut Var, p: &Packing) {
-    var.remove_attr("scale_factor");
-    var.remove_attr("add_offset");
-    var.ty = p.unpacked_type;
-    crate::fill::convert_fill_attrs(var, p.unpacked_type);
 }
 
 /// Unpack `x` into single precision when the unpacked type is NC_FLOAT, computing in
@@ -104,39 +72,6 @@ pub fn unpack_single(
         string _s => unreachable!("numeric")))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Attr, Storage};
-    use crate::types::Values;
-
-    #[test]
-    fn netcdf_and_hdf_conventions() {
-        let v = Var {
-            name: "pck_7".into(),
-            ty: NcType::Short,
-            dims: vec![],
-            attrs: vec![
-                Attr {
-                    name: "scale_factor".into(),
-                    value: Values::Double(vec![4.0]),
-                },
-                Attr {
-                    name: "add_offset".into(),
-                    value: Values::Double(vec![3.0]),
-                },
-            ],
-            storage: Storage::default(),
-        };
-        assert_eq!(packing_of(&v, false).unwrap().unpack(1.0), 7.0);
-        assert_eq!(packing_of(&v, true).unwrap().unpack(1.0), -8.0);
-        let mut w = v.clone();
-        mark_unpacked(&mut w, &packing_of(&v, false).unwrap());
-        assert_eq!(w.ty, NcType::Double);
-        assert!(w.attr("scale_factor").is_none());
-    }
-}
-
 /// Spread of packed integer values NCO 5.1.4 uses for each packed type (the packed
 /// data fill `[-ndrv/2, ndrv/2]`, keeping the type's default fill value free).
 pub fn pack_range(ty: NcType) -> Option<f64> {
@@ -162,7 +97,7 @@ pub fn pack(
     missing: Option<f64>,
     ty: NcType,
 ) -> Option<(crate::types::Values, f64, f64)> {
-    let r = crate::kernels::valid_range(x, missing, None);
+    let r = crate::valid_range(x, missing, None);
     let (lo, hi) = if r.lo > r.hi {
         (0.0, 0.0)
     } else {

@@ -140,6 +140,12 @@ pub fn distinct_selections(sels: &[Vec<Vec<usize>>]) -> Vec<(&[Vec<usize>], usiz
     out
 }
 
+/// Decode raw big-endian bytes of type `ty` (what [`Dataset::gather_raw_into`] and
+/// [`Dataset::read_raw_be_into`] return) into values, in parallel for large buffers.
+pub fn decode_raw(ty: crate::types::NcType, raw: &[u8]) -> Values {
+    classic::decode_par(ty, raw)
+}
+
 /// A block of [`Dataset::read_blocks_raw`].
 pub enum Block<'a> {
     /// Raw big-endian bytes (classic files, read by our engine).
@@ -354,7 +360,7 @@ impl Dataset {
         }
         let es = self.meta().vars[var].ty.size();
         let mut idx = sel.to_vec();
-        for (pos, len) in crate::pipeline::row_blocks(sel, es, max_bytes) {
+        for (pos, len) in nco_base::blocks::row_blocks(sel, es, max_bytes) {
             idx[0] = sel[0][pos..pos + len].to_vec();
             f(pos, &idx)?;
         }

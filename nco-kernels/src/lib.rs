@@ -1,11 +1,27 @@
-//! Generic kernels over the numeric types: reductions ([`reduce`]) shared by ncwa, ncra
-//! and nces, element-wise binary operations ([`binary`]) for ncbo, dimension
-//! re-ordering ([`permute`]) for ncpdq, and the glue that
-//! dispatches a runtime-typed [`Values`] buffer to them and builds typed results.
+//! # nco-kernels
+//!
+//! Generic kernels over the numeric types, on slices and [`Values`] buffers: they
+//! never open, read or write a file (the layers above do, and hand them the data).
+//! Uses only `nco-base`.
+//!
+//! | module | concern |
+//! |---|---|
+//! | this crate's root | the glue that dispatches a runtime-typed [`Values`] buffer (or raw big-endian bytes) to the kernels and builds typed results; valid ranges |
+//! | [`reduce`] | reductions (avg, ttl, min, max, rms...) shared by ncwa, ncra and nces |
+//! | [`binary`] | element-wise binary operations (ncbo) |
+//! | [`permute`] | dimension re-ordering and reversal (ncpdq) |
+//! | [`packing`] | the `scale_factor`/`add_offset` arithmetic: unpacking, NCO's packing parameters and packing loops |
+//! | [`pipeline`] | ordered parallel processing with bounded memory |
+#![deny(missing_docs)]
 
 pub mod binary;
+pub mod packing;
 pub mod permute;
+pub mod pipeline;
 pub mod reduce;
+
+// The base modules under their usual names, for the paths `crate::types::...` below.
+use nco_base::{dispatch, dispatch_type, error, types};
 
 use crate::packing::Packing;
 use crate::types::{NcNum, NcType, Values};
@@ -39,27 +55,6 @@ pub fn add_elementwise_be(
 ) {
     crate::dispatch_type!(ty, T => acc.add_elementwise_be::<T>(raw, typed_fill(fill), pack, w);
         char => {}; string => {})
-}
-
-/// Read the selection `idx` of variable `var` of `ds` and add it element-wise into
-/// `acc`: straight from the file's big-endian bytes into the reused `buf` for classic
-/// files (no decoded copy, no fresh allocation), through typed values otherwise.
-pub fn accumulate_from(
-    acc: &mut Accum,
-    ds: &crate::dataset::Dataset,
-    var: usize,
-    idx: &[Vec<usize>],
-    fill: Option<f64>,
-    pack: Option<&Packing>,
-    w: f64,
-    buf: &mut Vec<u8>,
-) -> crate::Result<()> {
-    if ds.read_raw_be_into(var, idx, buf)? {
-        add_elementwise_be(acc, ds.meta().vars[var].ty, buf, fill, pack, w);
-    } else {
-        add_elementwise(acc, &ds.read(var, idx)?, fill, pack, w);
-    }
-    Ok(())
 }
 
 /// [`Accum::add_reduce`] on a runtime-typed buffer.

@@ -1,0 +1,23 @@
+//! # nco-io
+//!
+//! netCDF files in and out, with no NCO rule: the one dataset interface the operators
+//! read and write through, its two backends, output-file safety and provenance.
+//! Uses only `nco-base`.
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`dataset`] | the dataset interface: [`dataset::Dataset`] (read) and [`dataset::OutFile`] (write), backend per file; read-ahead |
+//! | [`classic`] | our reader and writer of CDF-1/2/5 (lock-free, large I/O, raw copies) |
+//! | [`nc4`] | the libnetcdf backend (netCDF-4, DAP, `--no-mmap`) |
+//! | [`output`] | temporary output files, `-O/-A`, `history` |
+//! | [`chunking`] | chunk sizes fitted to an output variable, as libnetcdf accepts them |
+#![deny(missing_docs)]
+
+pub mod chunking;
+pub mod classic;
+pub mod dataset;
+pub mod nc4;
+pub mod output;
+
+// The base modules under their usual names, for the paths `crate::types::...` below.
+use nco_base::{dispatch, dispatch_type, error, model, types};
