@@ -1,0 +1,426 @@
+//! Each variable's storage and chunk addresses, found once through the system libhdf5.
+//!
+//! Every libhdf5 call here holds `hdf5_metno_sys::LOCK` (the lock the netcdf crate takes
+//! for libnetcdf too: the Debian HDF5 is not thread-safe). The index is plain data
+//! afterwards: reads use it with positioned reads of their own, outside the lock.
+//!
+//! HDF5 1.10 has no chunk iterator (`H5Dchunk_iter` is 1.14), and
+//! `H5Dget_chunk_info(index)` walks the chunk index from its start on every call (a
+//! whole variable costs n²/2 visits), so the index is built with
+//! `H5Dget_chunk_info_by_coord`, one B-tree lookup per chunk of the chunk grid.
+
+use std::ffi::{c_char, c_uint, c_void, CString};
+use std::ptr;
+
+use hdf5_metno_sys::h5::{haddr_t, herr_t, hsize_t, HADDR_UNDEF};
+use hdf5_metno_sys::h5d::{self, H5D_layout_t};
+use hdf5_metno_sys::h5i::hid_t;
+use hdf5_metno_sys::{h5e, h5f, h5p, h5s, h5t};
+
+use crate::filters::Filter;
+use crate::{Error, Result};
+
+/// Where one chunk is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// File offset of the stored (filtered) bytes; `u64::MAX` for a chunk never written
+    /// (read as the fill value).
+    pub addr: u64,
+    /// Stored size in bytes.
+    pub size: u64,
+    /// HDF5 filter mask: bit k set means filter k of the pipeline was skipped.
+    pub mask: u32,
+}
+
+impl Loc {
+    /// Whether the chunk was ever written.
+    pub fn allocated(&self) -> bool {
+        self.addr != u64::MAX
+    }
+}
+
+/// How to ask libhdf5 for chunk addresses (both kept for the measurements of
+/// docs/netcdf4-engine.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexBy {
+    /// `H5Dget_chunk_info_by_coord` for each chunk of the grid (one lookup each).
+    Coord,
+    /// `H5Dget_chunk_info` for each index 0..n (each call walks the index from the start).
+    Index,
+    /// No chunk addresses (storage only, for writing).
+    None,
+    /// The pure-Rust index walk of [`crate::locate`] (linear in the chunks, no lock).
+    Rust,
+}
+
+/// One variable's storage: everything a read or write needs, with no HDF5 handle.
+#[derive(Clone, Debug)]
+pub struct VarIndex {
+    /// Dataset path in the file.
+    pub name: String,
+    /// Current shape (elements per dimension, slowest first).
+    pub shape: Vec<u64>,
+    /// Chunk shape (the whole shape for contiguous storage).
+    pub chunk: Vec<u64>,
+    /// Element size in bytes.
+    pub elem: usize,
+    /// Stored big-endian (netCDF's `endian = "big"`); reads convert to native order.
+    pub big_endian: bool,
+    /// Filter pipeline in the order the writer applied it.
+    pub filters: Vec<Filter>,
+    /// Chunk locations in row-major order of the chunk grid.
+    pub locs: Vec<Loc>,
+    /// The fill value, native order (`elem` bytes).
+    pub fill: Vec<u8>,
+}
+
+impl VarIndex {
+    /// Chunks along each dimension.
+    pub fn grid(&self) -> Vec<u64> {
+        self.shape
+            .iter()
+            .zip(&self.chunk)
+            .map(|(&n, &c)| n.div_ceil(c.max(1)))
+            .collect()
+    }
+
+    /// Bytes of one decoded chunk.
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunk.iter().product::<u64>() as usize * self.elem
+    }
+}
+
+/// An HDF5 file opened read-only (or read-write for [`crate::write`]) through libhdf5.
+pub struct H5File {
+    pub(crate) fid: hid_t,
+    path: String,
+    /// The same file opened by `hdf5-reader`, for [`IndexBy::Rust`] (opened on first use).
+    rs: std::sync::OnceLock<hdf5_reader::Hdf5File>,
+}
+
+fn check(rc: herr_t, what: &str) -> Result<()> {
+    if rc < 0 {
+        Err(Error::Hdf5(what.into()))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_id(id: hid_t, what: &str) -> Result<hid_t> {
+    if id < 0 {
+        Err(Error::Hdf5(what.into()))
+    } else {
+        Ok(id)
+    }
+}
+
+/// Closes an HDF5 identifier when dropped (with the closing function for its kind).
+struct Id(hid_t, unsafe extern "C" fn(hid_t) -> herr_t);
+
+impl Drop for Id {
+    fn drop(&mut self) {
+        // SAFETY: the id was returned valid by libhdf5 and is closed once, by its kind's
+        // function; the caller holds the HDF5 lock (every `Id` lives inside a locked scope).
+        unsafe {
+            (self.1)(self.0);
+        }
+    }
+}
+
+/// Stop libhdf5 printing its error stack on the calling thread. The Debian libhdf5 is
+/// built thread-safe, so its error reporting is set per thread: libnetcdf switches the
+/// printing off on the thread that first opened a file only, and HDF5 calls made on
+/// other threads (rayon workers) print "HDF5-DIAG" traces for errors libnetcdf expects
+/// (absent optional attributes) unless this is called on each of them.
+pub fn quiet() {
+    // SAFETY: H5Eset_auto2 on the default stack with no handler only changes this
+    // thread's error-printing setting.
+    unsafe {
+        h5e::H5Eset_auto2(h5e::H5E_DEFAULT, None, ptr::null_mut());
+    }
+}
+
+impl H5File {
+    /// Open `path` through libhdf5, read-only or read-write.
+    pub fn open(path: &str, write: bool) -> Result<H5File> {
+        let c = CString::new(path).map_err(|_| Error::Request("NUL in file name".into()))?;
+        let _g = hdf5_metno_sys::LOCK.lock();
+        let flags = if write {
+            h5f::H5F_ACC_RDWR
+        } else {
+            h5f::H5F_ACC_RDONLY
+        };
+        quiet();
+        // SAFETY: the HDF5 lock is held; `c` outlives the call.
+        let fid = unsafe { h5f::H5Fopen(c.as_ptr(), flags, h5p::H5P_DEFAULT) };
+        Ok(H5File {
+            fid: check_id(fid, "H5Fopen")?,
+            path: path.into(),
+            rs: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The path this file was opened from.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The storage and chunk index of dataset `name` (a netCDF variable: its name, or
+    /// `group/name`).
+    ///
+    /// Errors: no such dataset; compact or virtual storage, or a type other than an
+    /// integer or float ([`Error::Unsupported`]); a filter we do not decode
+    /// ([`Error::UnsupportedFilter`]).
+    pub fn var(&self, name: &str, by: IndexBy) -> Result<VarIndex> {
+        if by == IndexBy::Rust {
+            let mut v = self.var(name, IndexBy::None)?;
+            if v.locs.is_empty() {
+                let f = match self.rs.get() {
+                    Some(f) => f,
+                    None => {
+                        let f = hdf5_reader::Hdf5File::open(&self.path)
+                            .map_err(|e| Error::Corrupt(e.to_string()))?;
+                        self.rs.get_or_init(|| f)
+                    }
+                };
+                v.locs = crate::locate::chunk_locs(f, name, &v)?;
+            }
+            return Ok(v);
+        }
+        let c = CString::new(name).map_err(|_| Error::Request("NUL in variable name".into()))?;
+        let _g = hdf5_metno_sys::LOCK.lock();
+        quiet();
+        // SAFETY (this whole block): the HDF5 lock is held; every id is checked before
+        // use and closed by its guard; every out-pointer points to a live local of the
+        // type libhdf5 writes; buffers passed with a length are at least that long.
+        unsafe {
+            let did = Id(
+                check_id(
+                    h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT),
+                    "H5Dopen2",
+                )?,
+                h5d::H5Dclose,
+            );
+            let tid = Id(
+                check_id(h5d::H5Dget_type(did.0), "H5Dget_type")?,
+                h5t::H5Tclose,
+            );
+            let class = h5t::H5Tget_class(tid.0);
+            // netCDF's NC_CHAR is a fixed-length HDF5 string of one byte.
+            let char1 = class == h5t::H5T_class_t::H5T_STRING
+                && h5t::H5Tis_variable_str(tid.0) == 0
+                && h5t::H5Tget_size(tid.0) == 1;
+            if class != h5t::H5T_class_t::H5T_INTEGER
+                && class != h5t::H5T_class_t::H5T_FLOAT
+                && !char1
+            {
+                return Err(Error::Unsupported(format!("HDF5 type class {class:?}")));
+            }
+            let elem = h5t::H5Tget_size(tid.0);
+            let big_endian = !char1 && h5t::H5Tget_order(tid.0) == h5t::H5T_order_t::H5T_ORDER_BE;
+            let sid = Id(
+                check_id(h5d::H5Dget_space(did.0), "H5Dget_space")?,
+                h5s::H5Sclose,
+            );
+            let rank = h5s::H5Sget_simple_extent_ndims(sid.0);
+            check(rank, "H5Sget_simple_extent_ndims")?;
+            let mut shape = vec![0 as hsize_t; rank as usize];
+            check(
+                h5s::H5Sget_simple_extent_dims(sid.0, shape.as_mut_ptr(), ptr::null_mut()),
+                "H5Sget_simple_extent_dims",
+            )?;
+            let dcpl = Id(
+                check_id(h5d::H5Dget_create_plist(did.0), "H5Dget_create_plist")?,
+                h5p::H5Pclose,
+            );
+            let mut fill = vec![0u8; elem];
+            // No fill value defined leaves zeros, HDF5's default fill. Strings have no
+            // native type: their fill is read in the stored type.
+            if char1 {
+                h5p::H5Pget_fill_value(dcpl.0, tid.0, fill.as_mut_ptr().cast::<c_void>());
+            } else {
+                let ntid = Id(
+                    check_id(
+                        h5t::H5Tget_native_type(tid.0, h5t::H5T_direction_t::H5T_DIR_DEFAULT),
+                        "H5Tget_native_type",
+                    )?,
+                    h5t::H5Tclose,
+                );
+                h5p::H5Pget_fill_value(dcpl.0, ntid.0, fill.as_mut_ptr().cast::<c_void>());
+            }
+            let layout = h5p::H5Pget_layout(dcpl.0);
+            let mut v = VarIndex {
+                name: name.into(),
+                shape: shape.clone(),
+                chunk: shape.clone(),
+                elem,
+                big_endian,
+                filters: Vec::new(),
+                locs: Vec::new(),
+                fill,
+            };
+            match layout {
+                H5D_layout_t::H5D_CONTIGUOUS => {
+                    let addr = h5d::H5Dget_offset(did.0);
+                    let n: u64 = shape.iter().product();
+                    v.locs.push(Loc {
+                        addr: if addr == HADDR_UNDEF { u64::MAX } else { addr },
+                        size: n * elem as u64,
+                        mask: 0,
+                    });
+                }
+                H5D_layout_t::H5D_CHUNKED => {
+                    let mut chunk = vec![0 as hsize_t; rank as usize];
+                    check(
+                        h5p::H5Pget_chunk(dcpl.0, rank, chunk.as_mut_ptr()),
+                        "H5Pget_chunk",
+                    )?;
+                    v.chunk = chunk;
+                    v.filters = filters_of(dcpl.0, elem)?;
+                    if by != IndexBy::None && by != IndexBy::Rust {
+                        v.locs = chunk_locs(did.0, &v, by)?;
+                    }
+                }
+                other => return Err(Error::Unsupported(format!("HDF5 layout {other:?}"))),
+            }
+            Ok(v)
+        }
+    }
+}
+
+impl Drop for H5File {
+    fn drop(&mut self) {
+        let _g = hdf5_metno_sys::LOCK.lock();
+        // SAFETY: the lock is held; `fid` is the valid file id opened by `open`, closed once.
+        unsafe {
+            h5f::H5Fclose(self.fid);
+        }
+    }
+}
+
+/// The filter pipeline of a dataset creation property list.
+///
+/// # Safety
+/// The HDF5 lock is held and `dcpl` is a valid creation property list.
+unsafe fn filters_of(dcpl: hid_t, elem: usize) -> Result<Vec<Filter>> {
+    // SAFETY: as the function's contract; the buffers are as long as the lengths given.
+    unsafe {
+        let n = h5p::H5Pget_nfilters(dcpl);
+        check(n, "H5Pget_nfilters")?;
+        let mut out = Vec::new();
+        for k in 0..n as c_uint {
+            let mut flags: c_uint = 0;
+            let mut ncd: usize = 8;
+            let mut cd = [0 as c_uint; 8];
+            let mut name = [0 as c_char; 64];
+            let mut config: c_uint = 0;
+            let id = h5p::H5Pget_filter2(
+                dcpl,
+                k,
+                &mut flags,
+                &mut ncd,
+                cd.as_mut_ptr(),
+                name.len(),
+                name.as_mut_ptr(),
+                &mut config,
+            );
+            check(id, "H5Pget_filter2")?;
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy();
+            out.push(Filter::from_hdf5(id, &cd[..ncd.min(8)], elem, &name)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Every chunk's location, in row-major order of the chunk grid.
+///
+/// # Safety
+/// The HDF5 lock is held and `did` is a valid chunked dataset whose shape and chunk
+/// shape are `v.shape` and `v.chunk`.
+unsafe fn chunk_locs(did: hid_t, v: &VarIndex, by: IndexBy) -> Result<Vec<Loc>> {
+    let grid = v.grid();
+    let total: u64 = grid.iter().product();
+    let mut locs = vec![
+        Loc {
+            addr: u64::MAX,
+            size: 0,
+            mask: 0,
+        };
+        total as usize
+    ];
+    if total == 0 {
+        return Ok(locs);
+    }
+    let rank = grid.len();
+    // SAFETY: as the function's contract; out-pointers are live locals, `off` has `rank`
+    // elements as libhdf5 reads and writes for this dataset.
+    unsafe {
+        match by {
+            IndexBy::Coord => {
+                let mut g = vec![0u64; rank];
+                for loc in locs.iter_mut() {
+                    let off: Vec<hsize_t> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
+                    let (mut mask, mut addr, mut size): (c_uint, haddr_t, hsize_t) = (0, 0, 0);
+                    let rc = h5d::H5Dget_chunk_info_by_coord(
+                        did,
+                        off.as_ptr(),
+                        &mut mask,
+                        &mut addr,
+                        &mut size,
+                    );
+                    check(rc, "H5Dget_chunk_info_by_coord")?;
+                    if addr != HADDR_UNDEF {
+                        *loc = Loc { addr, size, mask };
+                    }
+                    odometer(&mut g, &grid);
+                }
+            }
+            IndexBy::None | IndexBy::Rust => {}
+            IndexBy::Index => {
+                let mut n: hsize_t = 0;
+                let sid = Id(
+                    check_id(h5d::H5Dget_space(did), "H5Dget_space")?,
+                    h5s::H5Sclose,
+                );
+                check(
+                    h5d::H5Dget_num_chunks(did, sid.0, &mut n),
+                    "H5Dget_num_chunks",
+                )?;
+                let mut off = vec![0 as hsize_t; rank];
+                for i in 0..n {
+                    let (mut mask, mut addr, mut size): (c_uint, haddr_t, hsize_t) = (0, 0, 0);
+                    let rc = h5d::H5Dget_chunk_info(
+                        did,
+                        sid.0,
+                        i,
+                        off.as_mut_ptr(),
+                        &mut mask,
+                        &mut addr,
+                        &mut size,
+                    );
+                    check(rc, "H5Dget_chunk_info")?;
+                    let mut lin = 0u64;
+                    for k in 0..rank {
+                        lin = lin * grid[k] + off[k] / v.chunk[k];
+                    }
+                    if let Some(l) = locs.get_mut(lin as usize) {
+                        *l = Loc { addr, size, mask };
+                    }
+                }
+            }
+        }
+    }
+    Ok(locs)
+}
+
+/// Advance a multi-index within `lens`; false when it wrapped to zeros.
+pub(crate) fn odometer(idx: &mut [u64], lens: &[u64]) -> bool {
+    for k in (0..idx.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < lens[k] {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
+}

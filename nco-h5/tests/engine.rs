@@ -1,0 +1,153 @@
+//! The prototype engine against libnetcdf on files libnetcdf writes: reads (whole,
+//! hyperslabs, one value, both chunk indexes), direct chunk writes read back by
+//! libnetcdf, and damaged chunks reported as errors.
+
+use nco_h5::index::{H5File, IndexBy};
+use nco_h5::read::read_slab;
+
+/// v(t, y, x) floats, t unlimited (5 records), chunks 2x4x4 (partial edge chunks),
+/// deflate 1 + shuffle; w(y, x) doubles, contiguous. Value of v at (t, y, x):
+/// 100 t + 10 y + x; of w: y - x / 8.
+fn make(path: &str) {
+    // Test threads call libnetcdf too: keep HDF5 from printing expected errors.
+    nco_h5::index::quiet();
+    let mut f = netcdf::create_with(path, netcdf::Options::NETCDF4).unwrap();
+    f.add_unlimited_dimension("t").unwrap();
+    f.add_dimension("y", 7).unwrap();
+    f.add_dimension("x", 9).unwrap();
+    let mut v = f.add_variable::<f32>("v", &["t", "y", "x"]).unwrap();
+    v.set_chunking(&[2, 4, 4]).unwrap();
+    v.set_compression(1, true).unwrap();
+    let vals: Vec<f32> = (0..5 * 7 * 9)
+        .map(|i| (100 * (i / 63) + 10 * (i / 9 % 7) + i % 9) as f32)
+        .collect();
+    v.put_values(&vals, (&[0, 0, 0][..], &[5, 7, 9][..]))
+        .unwrap();
+    let mut w = f.add_variable::<f64>("w", &["y", "x"]).unwrap();
+    let wv: Vec<f64> = (0..63)
+        .map(|i| (i / 9) as f64 - (i % 9) as f64 / 8.0)
+        .collect();
+    w.put_values(&wv, netcdf::Extents::All).unwrap();
+    f.close().unwrap();
+}
+
+fn engine_read(path: &str, name: &str, by: IndexBy, start: &[u64], count: &[u64]) -> Vec<u8> {
+    let h5 = H5File::open(path, false).unwrap();
+    let v = h5.var(name, by).unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let n: u64 = count.iter().product();
+    let mut out = vec![0u8; n as usize * v.elem];
+    read_slab(&v, &file, len, start, count, &mut out).unwrap();
+    out
+}
+
+fn lib_read(path: &str, name: &str, start: &[usize], count: &[usize], es: usize) -> Vec<u8> {
+    nco_h5::index::quiet();
+    let f = netcdf::open(path).unwrap();
+    let v = f.variable(name).unwrap();
+    let mut out = vec![0u8; count.iter().product::<usize>() * es];
+    v.get_raw_values_into(&mut out, (start, count)).unwrap();
+    out
+}
+
+#[test]
+fn reads_equal_libnetcdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    for by in [IndexBy::Rust, IndexBy::Coord] {
+        for (start, count) in [
+            ([0, 0, 0], [5, 7, 9]),
+            ([1, 2, 3], [3, 4, 5]),
+            ([4, 6, 8], [1, 1, 1]),
+            ([0, 3, 0], [5, 1, 9]),
+        ] {
+            let got = engine_read(path, "v", by, &start, &count);
+            let s: Vec<usize> = start.iter().map(|&x| x as usize).collect();
+            let c: Vec<usize> = count.iter().map(|&x| x as usize).collect();
+            assert_eq!(got, lib_read(path, "v", &s, &c, 4), "{by:?} {start:?}");
+        }
+        let got = engine_read(path, "w", by, &[2, 1], &[3, 8]);
+        assert_eq!(got, lib_read(path, "w", &[2, 1], &[3, 8], 8), "{by:?} w");
+    }
+    // One value, decoded: 100 * 4 + 10 * 6 + 8.
+    let one = engine_read(path, "v", IndexBy::Rust, &[4, 6, 8], &[1, 1, 1]);
+    assert_eq!(f32::from_ne_bytes(one.try_into().unwrap()), 468.0);
+}
+
+#[test]
+fn requests_outside_the_variable_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    let h5 = H5File::open(path, false).unwrap();
+    let v = h5.var("v", IndexBy::Rust).unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    let mut out = vec![0u8; 4 * 2];
+    let e = read_slab(&v, &file, 1 << 20, &[4, 0, 0], &[2, 1, 1], &mut out).unwrap_err();
+    assert!(e.to_string().contains("past dimension 0"), "{e}");
+    // A file length below a chunk's end: refused before reading.
+    let mut out = vec![0u8; 4];
+    let e = read_slab(&v, &file, 100, &[0, 0, 0], &[1, 1, 1], &mut out).unwrap_err();
+    assert!(e.to_string().contains("past the end of the file"), "{e}");
+}
+
+#[test]
+fn damaged_chunks_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    let h5 = H5File::open(path, false).unwrap();
+    let v = h5.var("v", IndexBy::Rust).unwrap();
+    drop(h5);
+    let loc = v.locs[0];
+    let mut bytes = std::fs::read(path).unwrap();
+    for b in &mut bytes[(loc.addr + loc.size / 2) as usize..][..4] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(path, &bytes).unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let mut out = vec![0u8; 4];
+    let e = read_slab(&v, &file, len, &[0, 0, 0], &[1, 1, 1], &mut out).unwrap_err();
+    assert!(e.to_string().contains("corrupt chunk"), "{e}");
+}
+
+#[test]
+fn direct_chunk_writes_read_back_through_libnetcdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.nc");
+    let path = path.to_str().unwrap();
+    nco_h5::index::quiet();
+    {
+        let mut f = netcdf::create_with(path, netcdf::Options::NETCDF4).unwrap();
+        f.add_unlimited_dimension("t").unwrap();
+        f.add_dimension("y", 7).unwrap();
+        f.add_dimension("x", 9).unwrap();
+        let mut v = f.add_variable::<f32>("v", &["t", "y", "x"]).unwrap();
+        v.set_chunking(&[2, 4, 4]).unwrap();
+        v.set_compression(1, true).unwrap();
+        f.close().unwrap();
+    }
+    let vals: Vec<f32> = (0..5 * 63).map(|i| i as f32 * 0.25).collect();
+    let bytes: Vec<u8> = vals.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    let w = H5File::open(path, true).unwrap();
+    // Records 0-1, then 2-4 (the last, partial chunk row), growing the record dimension.
+    w.write_rows("v", 0, &bytes[..2 * 63 * 4]).unwrap();
+    w.write_rows("v", 2, &bytes[2 * 63 * 4..]).unwrap();
+    // Not on a chunk boundary: refused.
+    assert!(w.write_rows("v", 3, &bytes[..63 * 4]).is_err());
+    drop(w);
+    let f = netcdf::open(path).unwrap();
+    assert_eq!(f.dimension("t").unwrap().len(), 5);
+    let back: Vec<f32> = f
+        .variable("v")
+        .unwrap()
+        .get_values(netcdf::Extents::All)
+        .unwrap();
+    assert_eq!(back, vals);
+}
