@@ -1,6 +1,6 @@
 //! # nco-h5
 //!
-//! Prototype of the netCDF-4/HDF5 chunk engine of issue 18 (see docs/netcdf4-engine.md):
+//! Prototype of the netCDF-4/HDF5 chunk engine (see docs/netcdf4-engine.md):
 //!
 //! * [`index`]: each variable's storage (chunk shape, filters, type, byte order, fill
 //!   value) and the file address and size of every chunk, found once per variable
