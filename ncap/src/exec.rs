@@ -12,12 +12,12 @@
 use std::io::Write;
 
 use nco_core::model::Attr;
-use nco_core::types::{NcNum, Values};
+use nco_core::types::{NcNum, NcType, Values};
 use nco_core::{Error, Result};
 
 use crate::ast::{AssignOp, BinOp, Expr, Lhs, SlabIdx, Stmt};
 use crate::num::{self, with_type};
-use crate::state::{sort_attrs, Ctx, OutVar};
+use crate::state::{sort_attrs, Ctx, OutVar, Place};
 use crate::value::{cast_keep, index_map, reshape, Kind, Val};
 
 impl Ctx<'_> {
@@ -200,29 +200,13 @@ impl Ctx<'_> {
         }
         if let Some((cond, negate)) = mask {
             let cur = current.expect("loaded for where()");
-            let cond = reshape(cond.clone(), &dims, &shape, name)?;
-            let c = cond.data.to_f64_vec().unwrap_or_default();
-            let keep: Vec<bool> = c
-                .iter()
-                .map(|&x| {
-                    // A missing condition counts as false: elsewhere applies there.
-                    let holds = cond.fill != Some(x) && x != 0.0;
-                    holds != *negate
-                })
-                .collect();
-            let cur_data = num::as_type(&cur.data, ty).into_owned();
-            val.data = with_type!(ty, T => {
-                let n = num::slice::<T>(&val.data);
-                let o = num::slice::<T>(&cur_data);
-                T::into_values(keep.iter().enumerate().map(|(i, &k)| if k { n[i] } else { o[i] }).collect())
-            }; text => unreachable!());
-            val.fill = cur.fill.map(|f| num::in_type(f, ty)).or(val.fill);
+            val = masked(val, &cur, cond, *negate, ty, name)?;
         }
         for &d in &val.dims {
             self.use_dim(d);
         }
         if mask.is_some() {
-            self.place(name, 0);
+            self.place(name, Place::First);
         }
         if let Some(ov) = self.vars.get_mut(name) {
             if let Some(f) = val.fill {
@@ -240,8 +224,26 @@ impl Ctx<'_> {
             ov.val = val;
             return Ok(());
         }
-        // A new output variable: attributes of the first RHS variable, then of an
-        // input variable of the same name.
+        let attrs = self.new_var_attrs(name, &mut val, ty, cast);
+        let class = if val.kind == Kind::Attr {
+            Place::Last
+        } else if self.saw_slab || mask.is_some() {
+            Place::First
+        } else {
+            Place::ByName
+        };
+        self.place(name, class);
+        self.touched.remove(name);
+        self.vars.insert(name.to_string(), OutVar { val, attrs });
+        Ok(())
+    }
+
+    /// The attributes of a new variable `name` holding `val` (of type `ty`): those of
+    /// the first variable of the right-hand side, then those of an input variable of the
+    /// same name (not under LHS casting, `cast`), without packing attributes, with
+    /// `val`'s fill value as `_FillValue`, or, without one, `val` taking the
+    /// `_FillValue` so inherited; sorted by name.
+    fn new_var_attrs(&self, name: &str, val: &mut Val, ty: NcType, cast: bool) -> Vec<Attr> {
         let mut attrs: Vec<Attr> = Vec::new();
         if let Some(src) = &val.src {
             if let Some(a) = self.attrs_of(src) {
@@ -282,17 +284,7 @@ impl Ctx<'_> {
             attrs.retain(|x| x.name != "_FillValue");
         }
         sort_attrs(&mut attrs);
-        let class = if val.kind == Kind::Attr {
-            2
-        } else if self.saw_slab || mask.is_some() {
-            0
-        } else {
-            1
-        };
-        self.place(name, class);
-        self.touched.remove(name);
-        self.vars.insert(name.to_string(), OutVar { val, attrs });
-        Ok(())
+        attrs
     }
 
     fn assign_slab(&mut self, name: &str, idx: &[SlabIdx], op: AssignOp, rhs: Val) -> Result<()> {
@@ -343,6 +335,39 @@ impl Ctx<'_> {
         ov.val.data = data;
         Ok(())
     }
+}
+
+/// Under `where(cond)` (`negate`: under `elsewhere`), `val` where the condition holds and
+/// the variable's current value `cur` elsewhere, in type `ty`; the fill value is the
+/// current one, else `val`'s.
+///
+/// Errors: a condition that does not conform to the variable's shape.
+fn masked(
+    mut val: Val,
+    cur: &Val,
+    cond: &Val,
+    negate: bool,
+    ty: NcType,
+    name: &str,
+) -> Result<Val> {
+    let cond = reshape(cond.clone(), &val.dims, &val.shape, name)?;
+    let c = cond.data.to_f64_vec().unwrap_or_default();
+    let keep: Vec<bool> = c
+        .iter()
+        .map(|&x| {
+            // A missing condition counts as false: elsewhere applies there.
+            let holds = cond.fill != Some(x) && x != 0.0;
+            holds != negate
+        })
+        .collect();
+    let cur_data = num::as_type(&cur.data, ty).into_owned();
+    val.data = with_type!(ty, T => {
+            let n = num::slice::<T>(&val.data);
+            let o = num::slice::<T>(&cur_data);
+            T::into_values(keep.iter().enumerate().map(|(i, &k)| if k { n[i] } else { o[i] }).collect())
+        }; text => unreachable!());
+    val.fill = cur.fill.map(|f| num::in_type(f, ty)).or(val.fill);
+    Ok(val)
 }
 
 /// The operation of a compound assignment.

@@ -227,48 +227,58 @@ impl Ctx<'_> {
                 let v = self.eval(&args[0])?;
                 Ok(Val::scalar(Values::Int(vec![v.ty().code()]), Kind::Var))
             }
-            Op::Print => {
-                let v = self.eval(&args[0])?;
-                let fmt = match args.get(1) {
-                    Some(f) => Some(
-                        self.eval(f)?
-                            .data
-                            .as_text()
-                            .ok_or_else(|| Error::msg("print(): the format must be a string"))?,
-                    ),
-                    None => None,
-                };
-                let text = print::text(&args[0], &v, fmt.as_deref())?;
-                self.out
-                    .write_all(text.as_bytes())
-                    .map_err(|e| Error::io("stdout", e))?;
-                Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
-            }
-            Op::Defdim => {
-                let name = match self.eval(&args[0])?.data.as_text() {
-                    Some(s) => s,
-                    None => return Err(Error::msg("defdim() needs a dimension name string")),
-                };
-                let size = self.int_of(&args[1])?;
-                if size < 0 {
-                    return Err(Error::msg(format!(
-                        "defdim(\"{name}\"): negative size {size}"
-                    )));
-                }
-                let unlimited = args.len() > 2;
-                if self.dims.iter().any(|d| d.name == name) {
-                    return Err(Error::msg(format!(
-                        "defdim(): dimension {name} already exists"
-                    )));
-                }
-                self.dims.push(Dim {
-                    name,
-                    len: size as usize,
-                    unlimited,
-                });
-                self.use_dim(self.dims.len() - 1);
-                Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
-            }
+            Op::Print => self.print(args),
+            Op::Defdim => self.defdim(args),
         }
+    }
+
+    /// `print(x[, format])`: write [`print::text`] to the output; 0.
+    ///
+    /// Errors: a format that is not a string or not a C format; writing.
+    fn print(&mut self, args: &[Expr]) -> Result<Val> {
+        let v = self.eval(&args[0])?;
+        let fmt = match args.get(1) {
+            Some(f) => Some(
+                self.eval(f)?
+                    .data
+                    .as_text()
+                    .ok_or_else(|| Error::msg("print(): the format must be a string"))?,
+            ),
+            None => None,
+        };
+        let text = print::text(&args[0], &v, fmt.as_deref())?;
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(|e| Error::io("stdout", e))?;
+        Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
+    }
+
+    /// `defdim(name, size[, unlimited])`: define a dimension; 0.
+    ///
+    /// Errors: a name that is not a string, a negative size, an existing dimension.
+    fn defdim(&mut self, args: &[Expr]) -> Result<Val> {
+        let name = match self.eval(&args[0])?.data.as_text() {
+            Some(s) => s,
+            None => return Err(Error::msg("defdim() needs a dimension name string")),
+        };
+        let size = self.int_of(&args[1])?;
+        if size < 0 {
+            return Err(Error::msg(format!(
+                "defdim(\"{name}\"): negative size {size}"
+            )));
+        }
+        let unlimited = args.len() > 2;
+        if self.dims.iter().any(|d| d.name == name) {
+            return Err(Error::msg(format!(
+                "defdim(): dimension {name} already exists"
+            )));
+        }
+        self.dims.push(Dim {
+            name,
+            len: size as usize,
+            unlimited,
+        });
+        self.use_dim(self.dims.len() - 1);
+        Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))
     }
 }

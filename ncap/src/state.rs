@@ -22,6 +22,18 @@ pub struct OutVar {
     pub attrs: Vec<Attr>,
 }
 
+/// Where a variable the script writes goes in the output ([`Ctx::output_order`]); the
+/// variants are in output order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    /// Defined from a hyperslab or updated under `where()`: first, in script order.
+    First,
+    /// The others: by name (in script order with three variables or fewer).
+    ByName,
+    /// Computed from attributes only: last, in script order.
+    Last,
+}
+
 /// The evaluation state.
 pub struct Ctx<'a> {
     ds: Option<&'a Dataset>,
@@ -43,7 +55,7 @@ pub struct Ctx<'a> {
     /// operands that do not conform are broadcast to it.
     pub(crate) template: Option<(Vec<usize>, Vec<usize>)>,
     /// Output position class of each written variable (see [`Ctx::output_order`]).
-    placement: HashMap<String, (u8, usize)>,
+    placement: HashMap<String, (Place, usize)>,
     /// A hyperslab was evaluated in the current statement.
     pub(crate) saw_slab: bool,
     /// Streamed evaluation ([`Ctx::set_block`]): input variables with these dimensions
@@ -105,9 +117,17 @@ impl<'a> Ctx<'a> {
         let mut names: Vec<&String> = self.vars.keys().collect();
         let by_name = names.len() > 3;
         names.sort_by(|a, b| {
-            let (ca, sa) = self.placement.get(*a).copied().unwrap_or((1, 0));
-            let (cb, sb) = self.placement.get(*b).copied().unwrap_or((1, 0));
-            ca.cmp(&cb).then(if ca == 1 && by_name {
+            let (ca, sa) = self
+                .placement
+                .get(*a)
+                .copied()
+                .unwrap_or((Place::ByName, 0));
+            let (cb, sb) = self
+                .placement
+                .get(*b)
+                .copied()
+                .unwrap_or((Place::ByName, 0));
+            ca.cmp(&cb).then(if ca == Place::ByName && by_name {
                 a.as_bytes().cmp(b.as_bytes())
             } else {
                 sa.cmp(&sb)
@@ -116,14 +136,16 @@ impl<'a> Ctx<'a> {
         names.into_iter().cloned().collect()
     }
 
-    pub(crate) fn place(&mut self, name: &str, class: u8) {
+    /// Record where variable `name` goes in the output: its first place, except that a
+    /// later [`Place::First`] moves a [`Place::ByName`] variable first.
+    pub(crate) fn place(&mut self, name: &str, class: Place) {
         let seq = self.placement.len();
         let e = self
             .placement
             .entry(name.to_string())
             .or_insert((class, seq));
-        if class == 0 && e.0 == 1 {
-            *e = (0, seq);
+        if class == Place::First && e.0 == Place::ByName {
+            *e = (Place::First, seq);
         }
     }
 
