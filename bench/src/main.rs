@@ -536,6 +536,9 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
 }
 
 fn main() -> ExitCode {
+    // NCO_RS_NO_MMAP and the other NCO_RS_* variables apply to the bench's own reads
+    // and writes too.
+    nco_core::cli::env::install();
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Gen(a) => cmd_gen(a),

@@ -288,7 +288,7 @@ fn run_list(
     use nco_core::stations;
     let stations_list = stations::read_list(list)?;
     // A map touches only the pages the stations need, with no system call per read.
-    let ds = Dataset::open_with(input, true)?;
+    let ds = Dataset::open_with(input, &nco_core::dataset::io_config().mapped())?;
     let meta = ds.meta();
     let read_all = |v: usize| ds.read_all(v);
     let mut selections = Vec::with_capacity(stations_list.len());
@@ -351,6 +351,7 @@ fn run_list(
                     group: &group,
                     prefetch: &|_, v, sels| ds.prefetch(v, sels),
                     clear: &|| ds.clear_prefetched(),
+                    budget: cli::env::settings().list_batch_bytes,
                 },
                 &|_, (st, vars, sel, existing)| {
                     write_output(prog, argv, cli, &ds, &vars, &sel, &st.target, existing)

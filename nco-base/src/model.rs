@@ -44,17 +44,6 @@ impl Format {
         }
     }
 
-    /// NCO's name of the format (`NC_FORMAT_CLASSIC`...), as printed by `ncks -M`.
-    pub fn nco_name(self) -> &'static str {
-        match self {
-            Format::Classic => "NC_FORMAT_CLASSIC",
-            Format::Offset64 => "NC_FORMAT_64BIT_OFFSET",
-            Format::Cdf5 => "NC_FORMAT_CDF5",
-            Format::Netcdf4 => "NC_FORMAT_NETCDF4",
-            Format::Netcdf4Classic => "NC_FORMAT_NETCDF4_CLASSIC",
-        }
-    }
-
     /// True when `ty` can be stored in this format (the extended integer types and
     /// NC_STRING need CDF-5 or netCDF-4; NC_STRING needs netCDF-4).
     pub fn supports(self, ty: NcType) -> bool {

@@ -4,13 +4,15 @@
 //! * Classic files (CDF-1/2/5) are read by our own reader ([`crate::classic`]), lock-free
 //!   and safe to share across threads, and written by our own writer.
 //! * netCDF-4/HDF5 files and DAP URLs go through libnetcdf ([`crate::nc4`]).
-//! * `--no-mmap` (or `NCO_RS_NO_MMAP=1`) forces libnetcdf for reading every file, for
-//!   comparison; `NCO_RS_LIB_WRITE=1` forces it for writing classic files too (then
-//!   `--hdr_pad` is not available: the netcdf crate does not wrap `nc__enddef`).
+//! * An [`IoConfig`] can force libnetcdf for reading every file (`--no-mmap`, for
+//!   comparison) and for writing classic files too (then `--hdr_pad` is not available:
+//!   the netcdf crate does not wrap `nc__enddef`). The command-line layer fills it from
+//!   the options and the environment and installs it ([`set_io_config`]); this crate
+//!   never reads the environment.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use crate::classic;
 use crate::error::{Error, Result};
@@ -18,16 +20,45 @@ use crate::model::Meta;
 use crate::nc4::{LibReader, LibWriter};
 use crate::types::Values;
 
-static FORCE_LIBNETCDF: AtomicBool = AtomicBool::new(false);
-
-/// Force (or stop forcing) libnetcdf for all files opened or created from now on.
-pub fn set_force_libnetcdf(on: bool) {
-    FORCE_LIBNETCDF.store(on, Ordering::Relaxed);
+/// How files are opened and created: which backend reads and writes classic files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoConfig {
+    /// Read every input through libnetcdf, classic files too (`--no-mmap`).
+    pub force_libnetcdf: bool,
+    /// Map classic inputs into memory instead of positioned reads (best for many
+    /// small scattered reads, e.g. station extraction: only the touched pages are read,
+    /// with no system call per read).
+    pub mmap: bool,
+    /// Write classic outputs through libnetcdf too.
+    pub lib_write: bool,
 }
 
-fn force_lib() -> bool {
-    FORCE_LIBNETCDF.load(Ordering::Relaxed)
-        || std::env::var_os("NCO_RS_NO_MMAP").is_some_and(|v| v != "0" && !v.is_empty())
+impl IoConfig {
+    /// This configuration with classic inputs mapped into memory.
+    pub fn mapped(self) -> IoConfig {
+        IoConfig { mmap: true, ..self }
+    }
+}
+
+static CONFIG: RwLock<IoConfig> = RwLock::new(IoConfig {
+    force_libnetcdf: false,
+    mmap: false,
+    lib_write: false,
+});
+
+/// Make `config` the process default, used by [`Dataset::open`] and [`OutFile::create`]
+/// from now on (set once at start by the command-line layer).
+pub fn set_io_config(config: IoConfig) {
+    *CONFIG
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = config;
+}
+
+/// The process default [`IoConfig`] (all off until [`set_io_config`]).
+pub fn io_config() -> IoConfig {
+    *CONFIG
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn is_url(path: &str) -> bool {
@@ -172,19 +203,16 @@ pub fn full_selection(meta: &Meta, var: usize) -> Vec<Vec<usize>> {
 }
 
 impl Dataset {
-    /// Open `path`. Errors name the file: missing or unreadable, not netCDF, truncated
-    /// or corrupt header.
+    /// Open `path` with the process default [`IoConfig`] ([`io_config`]). Errors name
+    /// the file: missing or unreadable, not netCDF, truncated or corrupt header.
     pub fn open(path: &str) -> Result<Dataset> {
-        Self::open_with(
-            path,
-            std::env::var_os("NCO_RS_MMAP").is_some_and(|v| v != "0"),
-        )
+        Self::open_with(path, &io_config())
     }
 
-    /// Open `path`, mapping classic files into memory when `mmap` is true (best for
-    /// many small scattered reads, e.g. station extraction: only the touched pages are
-    /// read, with no system call per read).
-    pub fn open_with(path: &str, mmap: bool) -> Result<Dataset> {
+    /// Open `path` with `config`: libnetcdf for every file when it says so, classic
+    /// files mapped into memory or read with positioned reads. Errors: as
+    /// [`Dataset::open`].
+    pub fn open_with(path: &str, config: &IoConfig) -> Result<Dataset> {
         if !is_url(path) {
             let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if md.is_dir() {
@@ -205,11 +233,11 @@ impl Dataset {
                     reason: "not a netCDF file (unknown file format)".into(),
                 });
             }
-            if classic && !force_lib() {
+            if classic && !config.force_libnetcdf {
                 // Positioned reads by default: as fast as a memory map here (docs/engine.md),
                 // immune to truncation by another process, and they do not count the
-                // whole file in our resident memory. NCO_RS_MMAP=1 maps instead.
-                let use_pread = !mmap;
+                // whole file in our resident memory. `config.mmap` maps instead.
+                let use_pread = !config.mmap;
                 let r = classic::Reader::open(path, use_pread)?;
                 return Ok(Dataset::with_reader(path, Reader::Classic(r)));
             }
@@ -256,7 +284,7 @@ impl Dataset {
     }
 
     /// Read the distinct selections `sels` of variable `var` in one pass over the file
-    /// (see [`crate::classic::Reader::gather_raw`]); the mapped pages of `var` are
+    /// (see [`crate::classic::Reader::gather_raw_into`]); the mapped pages of `var` are
     /// released afterwards, so memory holds the values, not the file.
     ///
     /// Errors: as [`Dataset::read`].
@@ -449,9 +477,21 @@ pub struct OutFile {
 }
 
 impl OutFile {
-    /// Create `path` with every definition of `meta`. Classic formats use our writer
-    /// (with `hdr_pad` spare header bytes), netCDF-4 formats use libnetcdf.
+    /// Create `path` with every definition of `meta`, with the process default
+    /// [`IoConfig`] ([`io_config`]). Classic formats use our writer (with `hdr_pad`
+    /// spare header bytes), netCDF-4 formats use libnetcdf.
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
+        Self::create_with(path, meta, hdr_pad, &io_config())
+    }
+
+    /// [`OutFile::create`] with `config` (`lib_write`: libnetcdf for classic formats
+    /// too).
+    pub fn create_with(
+        path: &str,
+        meta: &Meta,
+        hdr_pad: u64,
+        config: &IoConfig,
+    ) -> Result<OutFile> {
         let fixed;
         let meta = if meta.format.is_classic_family() {
             fixed = netcdf3_dims(meta)?;
@@ -459,9 +499,7 @@ impl OutFile {
         } else {
             meta
         };
-        let lib_write =
-            std::env::var_os("NCO_RS_LIB_WRITE").is_some_and(|v| v != "0" && !v.is_empty());
-        let writer = if meta.format.is_classic_family() && !lib_write {
+        let writer = if meta.format.is_classic_family() && !config.lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
         } else {
             Writer::Lib(LibWriter::create(path, meta)?)

@@ -17,7 +17,7 @@ use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::{Dataset, OutFile};
+use nco_core::dataset::{self, Dataset, OutFile};
 use nco_core::extract::{self, StorageArgs};
 use nco_core::hyperslab::{self, Selection};
 use nco_core::kernels::reduce::{Accum, Op};
@@ -134,7 +134,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         inputs
             .files
             .iter()
-            .map(|f| Dataset::open_with(f, true))
+            .map(|f| Dataset::open_with(f, &dataset::io_config().mapped()))
             .collect::<Result<Vec<_>>>()?
     } else {
         multifile::open_all(&inputs.files)?
@@ -179,7 +179,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 
 /// ncrcat's many-files list form: one output per station, each the same as a separate
 /// ncrcat run would write. Every input is read once per batch of stations (all of them
-/// unless their outputs exceed [`nco_core::stations::prefetch_budget()`]), variable by
+/// unless their outputs exceed [`nco_core::stations::DEFAULT_LIST_BATCH`] or
+/// `NCO_RS_LIST_BATCH_MB`), variable by
 /// variable for all stations at once; the outputs are then written in parallel and
 /// renamed into place only when all were written.
 #[allow(clippy::too_many_arguments)]
@@ -263,6 +264,7 @@ fn many_files(
             group: &view_of,
             prefetch: &|g, v, sels| views[g].prefetch(v, sels),
             clear: &|| views.iter().for_each(|cc| cc.ahead.clear()),
+            budget: cli::env::settings().list_batch_bytes,
         },
         &|s, p| {
             emit(prog, cli, true, op, sets, p, Some(&views[view_of[s]]))

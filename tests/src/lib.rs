@@ -22,8 +22,11 @@
 //!   the test with a hint (`.ci/run` installs them all).
 //! - [`dump`] reads a file through `ncdump` into dimensions, variables, attributes and
 //!   values; [`compare`] checks two files as a user would (exact or within a tolerance).
+//! - [`layering`] reads a crate's source for its `crate::` paths, for the tests that keep
+//!   each crate's layers in one direction of use.
 
 pub mod dump;
+pub mod layering;
 
 pub use dump::{compare, Dump};
 

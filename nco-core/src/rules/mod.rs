@@ -1,3 +1,13 @@
-//! NCO's rules: what the operators' options and the files' attributes mean.
+//! NCO's rules: what the operators' options and the files' attributes mean. Uses the
+//! lower crates only (nco-base, nco-kernels, nco-io), never [`crate::plan`] or
+//! [`crate::cli`].
 
+pub mod calendar;
+pub mod cfmt;
+pub mod chunking;
+pub mod fill;
+pub mod hyperslab;
+pub mod multifile;
 pub mod packing;
+pub mod select;
+pub mod stations;

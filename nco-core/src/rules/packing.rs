@@ -40,7 +40,7 @@ pub fn mark_unpacked(var: &mut Var, p: &Packing) {
     var.remove_attr("scale_factor");
     var.remove_attr("add_offset");
     var.ty = p.unpacked_type;
-    crate::fill::convert_fill_attrs(var, p.unpacked_type);
+    crate::rules::fill::convert_fill_attrs(var, p.unpacked_type);
 }
 
 #[cfg(test)]

@@ -7,11 +7,11 @@
 //! Also the `-A` merge of new variables into an existing output (NCO manual, "Appending
 //! Variables"): dimensions must agree in size; same-named variables are replaced.
 
-use crate::chunking::ChunkArgs;
 use crate::dataset::{Dataset, OutFile};
 use crate::error::{Error, Result};
-use crate::hyperslab::Selection;
 use crate::model::{set_attr, Dim, Format, Meta, Storage, Var};
+use crate::rules::chunking::ChunkArgs;
+use crate::rules::hyperslab::Selection;
 
 /// Bytes read per block when copying a selection (bounds peak memory).
 const BLOCK_BYTES: usize = 64 << 20;
@@ -171,7 +171,7 @@ pub fn copy_data(
     offset: usize,
 ) -> Result<()> {
     let im = input.meta();
-    let pb = crate::progress::bar(plan.src.len() as u64, "copying variables");
+    let pb = crate::plan::progress::bar(plan.src.len() as u64, "copying variables");
     // Unchanged record variables are copied afterwards record by record across
     // variables, so the output's interleaved record section is written in order
     // (sequential writes, as cp does) rather than strided variable by variable.

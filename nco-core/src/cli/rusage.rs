@@ -1,6 +1,5 @@
-//! Resource usage: this process's (`getrusage(RUSAGE_SELF)`) for the `-D` report, and a
-//! child's (`wait4`) for the benchmark, which must not use `RUSAGE_CHILDREN` (its peak
-//! memory is the largest child so far, not this one's).
+//! Resource usage of this process (`getrusage(RUSAGE_SELF)`) for the `-D` report. (The
+//! benchmark measures its children itself, with `wait4`.)
 
 use std::time::{Duration, Instant};
 
@@ -34,27 +33,6 @@ pub fn self_usage() -> Usage {
     }
 }
 
-/// Wait for child `pid` and return its exit status (as `waitpid` encodes it) and usage.
-///
-/// Errors: the OS error of `wait4` (e.g. no such child).
-pub fn wait_child(pid: i32) -> std::io::Result<(i32, Usage)> {
-    // SAFETY: wait4 writes into the status and rusage we own; EINTR is retried.
-    unsafe {
-        let mut status = 0;
-        let mut r: libc::rusage = std::mem::zeroed();
-        loop {
-            let rc = libc::wait4(pid, &mut status, 0, &mut r);
-            if rc == pid {
-                return Ok((status, from_raw(&r)));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
 /// One-line report: wall, user, system seconds and peak memory since `start`.
 pub fn report(start: Instant) -> String {
     let u = self_usage();
@@ -81,19 +59,5 @@ mod tests {
         let u = self_usage();
         assert!(u.max_rss > 0);
         assert!(report(Instant::now()).contains("peak memory"));
-    }
-
-    #[test]
-    // `wait_child` is the wait this lint asks for (waitpid on the child's id).
-    #[allow(clippy::zombie_processes)]
-    fn wait_child_reaps_that_child() {
-        let child = std::process::Command::new("sh")
-            .args(["-c", "exit 3"])
-            .spawn()
-            .unwrap();
-        let (status, u) = wait_child(child.id() as i32).unwrap();
-        assert!(libc::WIFEXITED(status));
-        assert_eq!(libc::WEXITSTATUS(status), 3);
-        assert!(u.max_rss > 0);
     }
 }

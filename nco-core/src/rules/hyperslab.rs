@@ -60,7 +60,7 @@ fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
     if let Ok(x) = s.parse::<f64>() {
         return Ok(Some(Bound::Value(x)));
     }
-    if crate::calendar::parse_date(s).is_some() {
+    if crate::rules::calendar::parse_date(s).is_some() {
         return Ok(Some(Bound::Date(s.to_string())));
     }
     Err(Error::Hyperslab {
@@ -157,7 +157,7 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
                         spec.dim
                     ))
                 })?;
-                crate::calendar::date_to_value(s, units, info.calendar)
+                crate::rules::calendar::date_to_value(s, units, info.calendar)
                     .map(Some)
                     .ok_or_else(|| bad(format!("cannot convert \"{s}\" with units \"{units}\"")))
             }

@@ -29,8 +29,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
-use crate::hyperslab::{self, Bound, HyperslabSpec, Selection};
 use crate::model::{Attr, Dim, Meta, Storage, Var};
+use crate::rules::hyperslab::{self, Bound, HyperslabSpec, Selection};
 use crate::types::{NcType, Values};
 
 /// The station-list options of ncks and ncrcat.
@@ -455,16 +455,10 @@ pub fn plan_station_form(
     })
 }
 
-/// Memory for the stations' values read ahead at once in the many-files form: the
-/// stations are taken in batches whose outputs fit in it, one pass over the inputs per
-/// batch (see [`batches`]). 512 MiB, or `NCO_RS_LIST_BATCH_MB` MiB when set (0: one
-/// station per batch, one pass per station).
-pub fn prefetch_budget() -> usize {
-    std::env::var("NCO_RS_LIST_BATCH_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .map_or(512 << 20, |mb| mb << 20)
-}
+/// Memory for the stations' values read ahead at once in the many-files form, unless
+/// `NCO_RS_LIST_BATCH_MB` says otherwise ([`crate::cli::env`]): the stations are taken in
+/// batches whose outputs fit in it, one pass over the inputs per batch (see [`batches`]).
+pub const DEFAULT_LIST_BATCH: usize = 512 << 20;
 
 /// Split stations with output sizes `sizes` (bytes) into consecutive batches whose
 /// sizes add up to at most `budget` (a larger station gets a batch of its own), so
@@ -506,14 +500,17 @@ pub struct ReadAheadPlan<'a> {
     /// together, e.g. those taking the same records); all 0 when there is one.
     pub group: &'a [usize],
     /// Read ahead `(group, variable, selections)` in one pass over the inputs
-    /// ([`crate::dataset::Dataset::prefetch`], [`crate::multifile::Concat::prefetch`]).
+    /// ([`crate::dataset::Dataset::prefetch`], [`crate::rules::multifile::Concat::prefetch`]).
     pub prefetch: &'a (dyn Fn(usize, usize, &[Vec<Vec<usize>>]) -> Result<()> + Sync),
     /// Forget what was read ahead and not used.
     pub clear: &'a dyn Fn(),
+    /// Bytes of station values read ahead at once ([`DEFAULT_LIST_BATCH`], or
+    /// `NCO_RS_LIST_BATCH_MB` MiB; 0: one station per batch, one pass per station).
+    pub budget: usize,
 }
 
 /// The many-files form's driver, shared by ncks and ncrcat: stations are taken in
-/// batches whose values fit [`prefetch_budget`]; for each batch, every variable is read
+/// batches whose values fit `plan.budget`; for each batch, every variable is read
 /// ahead for all its stations in parallel, then `emit(k, job)` writes station `k`'s
 /// output (in parallel, its reads served from memory). Outputs are renamed into place
 /// only when all were written (in parallel: each may free a replaced file).
@@ -529,7 +526,7 @@ pub fn write_in_batches<J: Send>(
     let groups = plan.group.iter().max().map_or(0, |g| g + 1);
     let mut jobs: Vec<Option<J>> = jobs.into_iter().map(Some).collect();
     let mut done = Vec::with_capacity(jobs.len());
-    for batch in batches(&sizes, prefetch_budget()) {
+    for batch in batches(&sizes, plan.budget) {
         let mut requests: Vec<BTreeMap<usize, Vec<Vec<Vec<usize>>>>> =
             vec![BTreeMap::new(); groups];
         for k in batch.clone() {

@@ -1,12 +1,16 @@
 //! Command-line pieces shared by every operator, with NCO's exact spellings (NCO
 //! manual, "Shared Options"): clap argument groups flattened into each operator's
 //! parser, the process plumbing ([`run_main`]: one-line errors, exit status 1 for every
-//! failure, 0 for `--help`/`--version`, quiet exit on a closed pipe), thread-pool set-up
-//! and the `-D` rusage report.
+//! failure, 0 for `--help`/`--version`, quiet exit on a closed pipe), thread-pool set-up,
+//! the environment read once at start ([`env`]) and the `-D` rusage report ([`rusage`]).
+//! The top layer of nco-core: it may use every module below.
 //!
 //! Repeat semantics follow NCO (getopt): a repeated option keeps the last value
 //! (`-v one -v three` keeps `three`), except `-d` and `--cnk_dmn`, which accumulate.
 //! Unambiguous prefixes of long options are accepted (`--versio`).
+
+pub mod env;
+pub mod rusage;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,12 +18,12 @@ use std::time::Instant;
 
 use clap::{ArgAction, Args};
 
-use crate::chunking::ChunkArgs;
 use crate::error::{Error, Result};
-use crate::hyperslab::HyperslabSpec;
 use crate::model::Format;
-pub use crate::multifile::with_prefix;
-use crate::select::{split_list, SelectArgs};
+use crate::rules::chunking::ChunkArgs;
+use crate::rules::hyperslab::HyperslabSpec;
+pub use crate::rules::multifile::with_prefix;
+use crate::rules::select::{split_list, SelectArgs};
 
 static DEBUG: AtomicU32 = AtomicU32::new(0);
 
@@ -349,7 +353,10 @@ pub fn apply_common(c: &CommonArgs) {
     DEBUG.store(lvl, Ordering::Relaxed);
     set_threads(c.threads);
     if c.no_mmap {
-        crate::dataset::set_force_libnetcdf(true);
+        crate::dataset::set_io_config(crate::dataset::IoConfig {
+            force_libnetcdf: true,
+            ..crate::dataset::io_config()
+        });
     }
 }
 
@@ -359,29 +366,6 @@ pub fn version_text(prog: &str) -> String {
         "{prog} (nco-rs) {}, compatible with NCO netCDF Operators version 5.1.4\n",
         env!("CARGO_PKG_VERSION")
     )
-}
-
-/// Parse `argv` with clap; `--help`/`--version` print and return `Ok(None)`; every
-/// other clap error becomes an [`Error::Option`]-style message (exit 1, NCO's status).
-pub fn parse<T: clap::Parser>(argv: &[String]) -> Result<Option<T>> {
-    match T::try_parse_from(argv) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) => match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                print!("{e}");
-                Ok(None)
-            }
-            _ => {
-                let text = e.to_string();
-                let first = text
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches("error: ");
-                Err(Error::msg(format!("{first} (try --help)")))
-            }
-        },
-    }
 }
 
 /// Turn a clap parse failure into the operator's result: `--help`/`--version` print and
@@ -467,6 +451,7 @@ fn tune_allocator() {
 pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCode {
     let start = Instant::now();
     tune_allocator();
+    env::install();
     let name = prog.to_string();
     // A bug must still end as one line and exit status 1, never a backtrace.
     std::panic::set_hook(Box::new(move |info| {
@@ -490,7 +475,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCod
         Err(_) => fail_exit(),
     };
     if debug_level() >= 1 {
-        eprintln!("{prog}: {}", crate::rusage::report(start));
+        eprintln!("{prog}: {}", crate::cli::rusage::report(start));
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,

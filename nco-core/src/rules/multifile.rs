@@ -16,8 +16,8 @@ use std::io::Read;
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::hyperslab::{self, Bound, DimInfo, HyperslabSpec};
 use crate::model::{Attr, Meta};
+use crate::rules::hyperslab::{self, Bound, DimInfo, HyperslabSpec};
 use crate::types::Values;
 
 /// Expand `-n nbr,dgt,inc` from the first input name.
@@ -480,7 +480,7 @@ pub fn rebase_factors(sets: &[Dataset], rec_name: &str) -> Vec<(f64, f64)> {
     sets.iter()
         .map(|ds| match (&first, units(ds.meta())) {
             (Some(a), Some(b)) if *a != b => {
-                crate::calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
+                crate::rules::calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
             }
             _ => (1.0, 0.0),
         })

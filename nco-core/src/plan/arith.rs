@@ -6,10 +6,10 @@
 
 use crate::dataset::Dataset;
 use crate::error::Result;
-use crate::fill;
 use crate::kernels::{self, reduce::Accum};
 use crate::model::{Attr, Meta, Var};
-use crate::packing::{self, Packing};
+use crate::rules::fill;
+use crate::rules::packing::{self, Packing};
 use crate::types::{NcType, Values};
 
 /// A variable the operator computes on.
