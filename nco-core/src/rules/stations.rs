@@ -456,8 +456,9 @@ pub fn plan_station_form(
 }
 
 /// Memory for the stations' values read ahead at once in the many-files form, unless
-/// `NCO_RS_LIST_BATCH_MB` says otherwise ([`crate::cli::env`]): the stations are taken in
-/// batches whose outputs fit in it, one pass over the inputs per batch (see [`batches`]).
+/// `NCO_RS_LIST_BATCH_MB` says otherwise (read by the command-line layer): the stations
+/// are taken in batches whose outputs fit in it, one pass over the inputs per batch (see
+/// [`batches`]).
 pub const DEFAULT_LIST_BATCH: usize = 512 << 20;
 
 /// Split stations with output sizes `sizes` (bytes) into consecutive batches whose
