@@ -142,7 +142,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if !cli.common.no_history {
         let mut m = Meta::new(ctx.input.format);
         m.attrs = std::mem::take(&mut ctx.globals);
-        output::stamp_history(&mut m, &argv);
+        output::stamp_history(&mut m, &output::command_line(&argv));
         ctx.globals = m.attrs;
     }
     ctx.run(&stmts)?;

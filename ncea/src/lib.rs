@@ -201,10 +201,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     }
     if !cli.std.common.no_history {
-        output::stamp_history(&mut meta, &argv);
+        output::stamp_history(&mut meta, &output::command_line(&argv));
     }
     if !cli.inputs.no_file_list {
-        multifile::stamp_input_list(&mut meta, &inputs);
+        if let Some(files) = inputs.recorded() {
+            multifile::stamp_input_list(&mut meta, &files);
+        }
     }
     arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&inputs.output, prog)?;

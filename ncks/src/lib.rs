@@ -13,10 +13,12 @@ use std::path::Path;
 use clap::{CommandFactory, Parser};
 use nco_core::cfmt::{unescape, CFormat};
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::{Dataset, OutFile};
-use nco_core::extract::{self, AppendSource, RecordChange, StorageArgs};
-use nco_core::hyperslab::{self, Selection};
-use nco_core::output::{self, Existing, TempOutput};
+use nco_core::dataset::Dataset;
+use nco_core::extract::{self, RecordChange};
+use nco_core::hyperslab::{HyperslabSpec, Selection};
+use nco_core::output::Existing;
+use nco_core::stations;
+use nco_core::target::{Output, Target};
 use nco_core::{Error, Result};
 
 use print::{PrintOptions, Style};
@@ -103,6 +105,40 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         return Ok(());
     };
     let specs = cli.std.slab.specs()?;
+    let (input, output) = files(&cli)?;
+    if let Some(list) = &cli.stations.list {
+        return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
+    }
+    if let Some(out) = &output {
+        // Fail early on an unusable output, before reading anything.
+        if Path::new(out).is_dir() {
+            return Err(Error::msg(format!("{out}: output is a directory")));
+        }
+    }
+    let ds = Dataset::open(&input)?;
+    let mut sel_args = cli.std.select.select_args();
+    if cli.print_all {
+        sel_args.no_coords = true;
+    }
+    let mut vars = nco_core::select::select(ds.meta(), &sel_args)?;
+    if cli.no_alphabetize {
+        vars.sort_unstable();
+    }
+    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
+    match output {
+        Some(out) => {
+            let existing = cli.std.common.existing(prog, &out, true)?;
+            let target = target(prog, &argv, &cli, &out, existing)?;
+            extract_to(&target, &cli, &ds, &vars, &sel)?.commit()
+        }
+        None => print_file(&cli, &ds, &vars, &sel, &input),
+    }
+}
+
+/// The input, and the output when one is given (`-o` or a second file).
+///
+/// Errors: no file, or more than two.
+fn files(cli: &Cli) -> Result<(String, Option<String>)> {
     let mut files = cli.std.files.clone();
     if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
@@ -121,45 +157,36 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             )))
         }
     };
-    let input = cli::with_prefix(cli.std.common.path.as_deref(), &input);
-    if let Some(list) = &cli.stations.list {
-        return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
-    }
-    if let Some(out) = &output {
-        // Fail early on an unusable output, before reading anything.
-        if Path::new(out).is_dir() {
-            return Err(Error::msg(format!("{out}: output is a directory")));
-        }
-    }
-    let ds = Dataset::open(&input)?;
-    let meta = ds.meta();
-    let mut sel_args = cli.std.select.select_args();
-    if cli.print_all {
-        sel_args.no_coords = true;
-    }
-    let mut vars = nco_core::select::select(meta, &sel_args)?;
-    if cli.no_alphabetize {
-        vars.sort_unstable();
-    }
-    let sel = hyperslab::resolve(
-        meta,
-        &specs,
-        cli.std.slab.fortran,
-        cli.std.slab.user_order,
-        &|v| ds.read_all(v),
-    )?;
-    match output {
-        Some(out) => {
-            let existing = output::resolve_existing(
-                prog,
-                &out,
-                cli.std.common.overwrite,
-                cli.std.common.append,
-            )?;
-            write_output(prog, &argv, &cli, &ds, &vars, &sel, &out, existing)?.commit()
-        }
-        None => print_file(&cli, &ds, &vars, &sel, &input),
-    }
+    Ok((
+        cli::with_prefix(cli.std.common.path.as_deref(), &input),
+        output,
+    ))
+}
+
+/// The target of output `out`; ncks records no thread count (NCO does not thread it).
+fn target(prog: &str, argv: &[String], cli: &Cli, out: &str, existing: Existing) -> Result<Target> {
+    let mut target = cli.std.target(prog, argv, out, existing)?;
+    target.provenance.threads = None;
+    Ok(target)
+}
+
+/// Extract `vars` under `sel` from `ds` into `target` (merged into it with `-A`),
+/// with the record-dimension changes asked for; returned for the caller to commit.
+fn extract_to(
+    target: &Target,
+    cli: &Cli,
+    ds: &Dataset,
+    vars: &[usize],
+    sel: &Selection,
+) -> Result<Output> {
+    let rec = RecordChange {
+        fix: cli.fix_rec_dmn.clone(),
+        make: cli.mk_rec_dmn.clone(),
+    };
+    let plan = target.plan_extract(ds.meta(), vars, sel, &rec)?;
+    let mut out = Output::create(target, plan.meta.clone())?;
+    out.copy_plan(ds, &plan, sel)?;
+    Ok(out)
 }
 
 fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &str) -> Result<()> {
@@ -203,76 +230,6 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
     out.flush().map_err(|e| Error::io("standard output", e))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_output(
-    prog: &str,
-    argv: &[String],
-    cli: &Cli,
-    ds: &Dataset,
-    vars: &[usize],
-    sel: &Selection,
-    out: &str,
-    existing: Existing,
-) -> Result<TempOutput> {
-    let in_meta = ds.meta();
-    let storage = StorageArgs {
-        deflate: cli.std.format.deflate,
-        chunk: cli.std.format.chunk.clone(),
-    };
-    let rec = RecordChange {
-        fix: cli.fix_rec_dmn.clone(),
-        make: cli.mk_rec_dmn.clone(),
-    };
-    let appended = if existing == Existing::Append {
-        Some(Dataset::open(out)?)
-    } else {
-        None
-    };
-    let format = match (&appended, cli.std.format.format()?) {
-        (Some(a), _) => a.meta().format,
-        (None, Some(f)) => f,
-        (None, None) => in_meta.format,
-    };
-    extract::warn_storage_on_classic(prog, format, &storage);
-    let plan = extract::plan(in_meta, vars, sel, format, &rec, &storage)?;
-    let tmp = TempOutput::new(out, prog)?;
-    let hdr_pad = cli.std.format.hdr_pad.unwrap_or(0);
-    match &appended {
-        None => {
-            let mut meta = plan.meta.clone();
-            if !cli.std.common.no_history {
-                output::stamp_history(&mut meta, argv);
-            }
-            let mut of = OutFile::create(tmp.path(), &meta, hdr_pad)?;
-            extract::copy_data(ds, &plan, sel, &mut of, 0)?;
-            of.finish()?;
-        }
-        Some(old) => {
-            let (mut meta, sources) = extract::merge_append(old.meta(), &plan.meta)?;
-            if !cli.std.common.no_history {
-                output::stamp_history(&mut meta, argv);
-            }
-            let mut of = OutFile::create(tmp.path(), &meta, hdr_pad)?;
-            for (i, s) in sources.iter().enumerate() {
-                match *s {
-                    AppendSource::Existing(j) => {
-                        let full = Selection::default();
-                        if !of.copy_var_raw(i, old, j)? {
-                            extract::copy_selected(old, j, &full, &mut of, i)?;
-                        }
-                    }
-                    AppendSource::New(k) => {
-                        extract::copy_selected(ds, plan.src[k], sel, &mut of, i)?;
-                    }
-                }
-            }
-            of.finish()?;
-        }
-    }
-    drop(appended);
-    Ok(tmp)
-}
-
 /// List-input multi-station extraction: one pass over the input for every station of
 /// the list; many outputs (no output file on the command line) or one output with a
 /// station dimension. All outputs are renamed into place only when all were written.
@@ -283,92 +240,24 @@ fn run_list(
     input: &str,
     output: Option<&str>,
     list: &str,
-    specs: &[nco_core::hyperslab::HyperslabSpec],
+    specs: &[HyperslabSpec],
 ) -> Result<()> {
-    use nco_core::stations;
     let stations_list = stations::read_list(list)?;
     // A map touches only the pages the stations need, with no system call per read.
     let ds = Dataset::open_with(input, &nco_core::dataset::io_config().mapped())?;
-    let meta = ds.meta();
-    let read_all = |v: usize| ds.read_all(v);
-    let mut selections = Vec::with_capacity(stations_list.len());
-    for st in &stations_list {
-        stations::check_inside(meta, &read_all, st)?;
-        let merged = stations::merged_specs(specs, st);
-        let sel = hyperslab::resolve(
-            meta,
-            &merged,
-            cli.std.slab.fortran,
-            cli.std.slab.user_order,
-            &read_all,
-        )
-        .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))?;
-        selections.push(sel);
-    }
+    let selections = stations_list
+        .iter()
+        .map(|st| cli.std.slab.resolve_station(&ds, specs, st))
+        .collect::<Result<Vec<_>>>()?;
     match output {
-        None => {
-            // Many files: each station's output goes through the ordinary extraction,
-            // after the input was read once for a batch of stations.
-            stations::check_distinct_outputs(&stations_list)?;
-            let on_line =
-                |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
-            let mut jobs = Vec::with_capacity(stations_list.len());
-            for (st, sel) in stations_list.iter().zip(selections) {
-                let mut sa = cli.std.select.select_args();
-                if let Some(v) = &st.vars {
-                    sa.vars = nco_core::select::split_list(v);
-                }
-                let vars = nco_core::select::select(meta, &sa).map_err(on_line(st.line))?;
-                let existing = output::resolve_existing(
-                    prog,
-                    &st.target,
-                    cli.std.common.overwrite,
-                    cli.std.common.append,
-                )
-                .map_err(on_line(st.line))?;
-                jobs.push((st, vars, sel, existing));
-            }
-            // The reads of the variables a station cuts (the others are copied whole).
-            let reads: Vec<stations::Reads> = jobs
-                .iter()
-                .map(|(_, vars, sel, _)| {
-                    vars.iter()
-                        .filter(|&&v| meta.vars[v].dims.iter().any(|&d| sel.restricts(d)))
-                        .flat_map(|&v| {
-                            extract::selected_reads(meta, v, sel)
-                                .into_iter()
-                                .map(move |(_, i)| (v, i))
-                        })
-                        .collect()
-                })
-                .collect();
-            let group = vec![0; jobs.len()];
-            stations::write_in_batches(
-                meta,
-                jobs,
-                &stations::ReadAheadPlan {
-                    reads: &reads,
-                    group: &group,
-                    prefetch: &|_, v, sels| ds.prefetch(v, sels),
-                    clear: &|| ds.clear_prefetched(),
-                    budget: cli::env::settings().list_batch_bytes,
-                },
-                &|_, (st, vars, sel, existing)| {
-                    write_output(prog, argv, cli, &ds, &vars, &sel, &st.target, existing)
-                        .map_err(on_line(st.line))
-                },
-            )
-        }
+        None => many_files(prog, argv, cli, &ds, &stations_list, selections),
         Some(out) => {
-            output::resolve_existing(prog, out, cli.std.common.overwrite, cli.std.common.append)?;
+            // The station form always writes a new file (-A is accepted, as an overwrite).
+            cli.std.common.existing(prog, out, true)?;
+            let target = target(prog, argv, cli, out, Existing::Overwrite)?;
+            let meta = ds.meta();
             let vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
-            let base = hyperslab::resolve(
-                meta,
-                specs,
-                cli.std.slab.fortran,
-                cli.std.slab.user_order,
-                &read_all,
-            )?;
+            let base = cli.std.slab.resolve_specs(&ds, specs)?;
             let mut plan = stations::plan_station_form(
                 meta,
                 &vars,
@@ -377,17 +266,73 @@ fn run_list(
                 selections,
                 &cli.stations.station_dim,
             )?;
-            plan.meta.format = cli.std.format.format()?.unwrap_or(meta.format);
-            if !cli.std.common.no_history {
-                output::stamp_history(&mut plan.meta, argv);
-            }
-            let tmp = TempOutput::new(out, prog)?;
-            let mut of =
-                OutFile::create(tmp.path(), &plan.meta, cli.std.format.hdr_pad.unwrap_or(0))?;
+            plan.meta.format = target.format.unwrap_or(meta.format);
+            let mut out = Output::create(&target, plan.meta.clone())?;
             let read = |v: usize, idx: &[Vec<usize>]| ds.read(v, idx);
-            stations::write_station_form(&plan, &stations_list, meta, &base, &read, &mut of)?;
-            of.finish()?;
-            tmp.commit()
+            stations::write_station_form(&plan, &stations_list, meta, &base, &read, out.writer())?;
+            out.commit()
         }
     }
+}
+
+/// The many-files form: each station's output goes through the ordinary extraction,
+/// after the input was read once for a batch of stations.
+fn many_files(
+    prog: &str,
+    argv: &[String],
+    cli: &Cli,
+    ds: &Dataset,
+    stations_list: &[stations::Station],
+    selections: Vec<Selection>,
+) -> Result<()> {
+    let meta = ds.meta();
+    stations::check_distinct_outputs(stations_list)?;
+    let on_line =
+        |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
+    let mut jobs = Vec::with_capacity(stations_list.len());
+    for (st, sel) in stations_list.iter().zip(selections) {
+        let mut sa = cli.std.select.select_args();
+        if let Some(v) = &st.vars {
+            sa.vars = nco_core::select::split_list(v);
+        }
+        let vars = nco_core::select::select(meta, &sa).map_err(on_line(st.line))?;
+        let target = cli
+            .std
+            .common
+            .existing(prog, &st.target, true)
+            .and_then(|existing| target(prog, argv, cli, &st.target, existing))
+            .map_err(on_line(st.line))?;
+        jobs.push((st, vars, sel, target));
+    }
+    // The reads of the variables a station cuts (the others are copied whole).
+    let reads: Vec<stations::Reads> = jobs
+        .iter()
+        .map(|(_, vars, sel, _)| {
+            vars.iter()
+                .filter(|&&v| meta.vars[v].dims.iter().any(|&d| sel.restricts(d)))
+                .flat_map(|&v| {
+                    extract::selected_reads(meta, v, sel)
+                        .into_iter()
+                        .map(move |(_, i)| (v, i))
+                })
+                .collect()
+        })
+        .collect();
+    let group = vec![0; jobs.len()];
+    stations::write_in_batches(
+        meta,
+        jobs,
+        &stations::ReadAheadPlan {
+            reads: &reads,
+            group: &group,
+            prefetch: &|_, v, sels| ds.prefetch(v, sels),
+            clear: &|| ds.clear_prefetched(),
+            budget: cli::env::settings().list_batch_bytes,
+        },
+        &|_, (st, vars, sel, target)| {
+            extract_to(&target, cli, ds, &vars, &sel)
+                .and_then(Output::finish)
+                .map_err(on_line(st.line))
+        },
+    )
 }

@@ -30,6 +30,7 @@
 //! | [`extract`] | plan | the extraction flow shared by ncks and the other operators |
 //! | [`arith`] | plan | processed variables: unpack, compute in double, write unpacked; cell_methods |
 //! | [`progress`] | plan | progress bars on terminals only |
+//! | [`target`] | plan | an operator's output: format and storage planned once, provenance, the file written through a temporary one and committed ([`target::Output`]) |
 //! | [`hyperslab`] | rules | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
 //! | [`select`] | rules | `-v/-x/-C/-c` and CF associated variables |
 //! | [`multifile`] | rules | input lists (`-n`, `-p`, stdin), record selection across files, sub-cycles |
@@ -71,5 +72,5 @@ pub use nco_base::{Error, Result};
 pub use nco_io::{classic, dataset, nc4, output};
 pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
-pub use plan::{arith, extract, progress};
+pub use plan::{arith, extract, progress, target};
 pub use rules::{calendar, cfmt, chunking, fill, hyperslab, multifile, packing, select, stations};

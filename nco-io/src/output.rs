@@ -222,11 +222,17 @@ pub fn ctime_now() -> String {
     }
 }
 
-/// Prepend `"<date>: <argv joined by spaces>"` to the `history` global attribute (with a
-/// newline between the new line and the old text), create it when absent, and set the
-/// `NCO` attribute. Attribute-name lookup of `history` is case-insensitive as in NCO.
-pub fn stamp_history(meta: &mut Meta, argv: &[String]) {
-    let line = format!("{}: {}", ctime_now(), argv.join(" "));
+/// The command line as `history` records it: the arguments joined by spaces.
+pub fn command_line(argv: &[String]) -> String {
+    argv.join(" ")
+}
+
+/// Prepend `"<date>: <command>"` to the `history` global attribute (with a newline
+/// between the new line and the old text), create it when absent, and set the `NCO`
+/// attribute. Attribute-name lookup of `history` is case-insensitive as in NCO.
+/// `command` is the command line ([`command_line`]).
+pub fn stamp_history(meta: &mut Meta, command: &str) {
+    let line = format!("{}: {command}", ctime_now());
     let existing = meta
         .attrs
         .iter()
@@ -254,10 +260,10 @@ mod tests {
     #[test]
     fn history_prepends_a_line() {
         let mut m = Meta::new(Format::Classic);
-        stamp_history(&mut m, &["ncks".into(), "-O".into()]);
+        stamp_history(&mut m, &command_line(&["ncks".into(), "-O".into()]));
         let h = m.attr("history").unwrap().value.as_text().unwrap();
         assert!(h.ends_with(": ncks -O"), "{h}");
-        stamp_history(&mut m, &["ncwa".into()]);
+        stamp_history(&mut m, "ncwa");
         let h = m.attr("history").unwrap().value.as_text().unwrap();
         assert!(h.contains(": ncwa\n") && h.ends_with(": ncks -O"), "{h}");
         assert_eq!(m.attr("NCO").unwrap().value.as_text().unwrap(), NCO_ATTR);

@@ -187,7 +187,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .as_deref()
         .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
     let specs = cli.std.slab.specs()?;
-    let (inputs, out_path) = cli.std.inputs_and_output(prog, 1)?;
+    let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
+    let out_path = target.path.to_string_lossy().into_owned();
     let ds = Dataset::open(&inputs[0])?;
     let m = ds.meta();
     // -a list.
@@ -411,7 +412,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
     }
     if !cli.std.common.no_history {
-        output::stamp_history(&mut meta, &argv);
+        output::stamp_history(&mut meta, &output::command_line(&argv));
     }
     arith::stamp_threads(&mut meta, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;

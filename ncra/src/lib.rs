@@ -497,10 +497,12 @@ fn prepare(
         procs[o] = Some(pv);
     }
     if !cli.std.common.no_history {
-        output::stamp_history(&mut meta, argv);
+        output::stamp_history(&mut meta, &output::command_line(argv));
     }
     if !cli.inputs.no_file_list {
-        multifile::stamp_input_list(&mut meta, inputs);
+        if let Some(files) = inputs.recorded() {
+            multifile::stamp_input_list(&mut meta, &files);
+        }
     }
     arith::stamp_threads(&mut meta, cli.std.common.threads);
 
@@ -536,7 +538,7 @@ fn prepare(
         }
         am.attrs = a.meta().attrs.clone();
         if !cli.std.common.no_history {
-            output::stamp_history(&mut am, argv);
+            output::stamp_history(&mut am, &output::command_line(argv));
         }
         meta = am;
     }
@@ -826,7 +828,7 @@ fn station_form(
     )?;
     plan.meta.format = cli.std.format.format()?.unwrap_or(first.format);
     if !cli.std.common.no_history {
-        output::stamp_history(&mut plan.meta, argv);
+        output::stamp_history(&mut plan.meta, &output::command_line(argv));
     }
     let concat = concat_view(sets, &picks, &rec_name, true);
     let tmp = TempOutput::new(&inputs.output, prog)?;

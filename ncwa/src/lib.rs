@@ -216,7 +216,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.std.slab.specs()?;
-    let (inputs, out_path) = cli.std.inputs_and_output(prog, 1)?;
+    let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
+    let out_path = target.path.to_string_lossy().into_owned();
     let input = inputs[0].clone();
     let mask_test = match (&cli.mask_condition, &cli.mask_var) {
         (Some(c), _) => Some(parse_condition(c)?),
@@ -463,7 +464,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         computed[o] = vals;
     }
     if !cli.std.common.no_history {
-        output::stamp_history(&mut out, &argv);
+        output::stamp_history(&mut out, &output::command_line(&argv));
     }
     arith::stamp_threads(&mut out, cli.std.common.threads);
     let tmp = TempOutput::new(&out_path, prog)?;

@@ -18,12 +18,17 @@ use std::time::Instant;
 
 use clap::{ArgAction, Args};
 
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::model::Format;
+use crate::output::Existing;
+use crate::plan::extract::StorageArgs;
+use crate::plan::target::{Provenance, Target};
 use crate::rules::chunking::ChunkArgs;
-use crate::rules::hyperslab::HyperslabSpec;
+use crate::rules::hyperslab::{self, HyperslabSpec, Selection};
 pub use crate::rules::multifile::with_prefix;
 use crate::rules::select::{split_list, SelectArgs};
+use crate::rules::stations;
 
 static DEBUG: AtomicU32 = AtomicU32::new(0);
 
@@ -119,13 +124,18 @@ pub struct OperatorArgs {
 
 impl OperatorArgs {
     /// For operators taking exactly `n_inputs` inputs and one output (ncwa, ncbo,
-    /// ncpdq): the inputs (prefixed with `-p`) and the output (the last file, or `-o`),
-    /// after checking that an existing output may be replaced (`-O`; `-A` is refused:
-    /// these operators write whole new files).
+    /// ncpdq): the inputs (prefixed with `-p`) and the output's [`Target`] (the last
+    /// file, or `-o`), after checking that an existing output may be replaced (`-O`;
+    /// `-A` is refused: these operators write whole new files).
     ///
     /// Errors: a wrong number of files (the message gives the usage), an existing
-    /// output without `-O`, `-A`.
-    pub fn inputs_and_output(&self, prog: &str, n_inputs: usize) -> Result<(Vec<String>, String)> {
+    /// output without `-O`, `-A`, a bad format option.
+    pub fn inputs_and_target(
+        &self,
+        prog: &str,
+        argv: &[String],
+        n_inputs: usize,
+    ) -> Result<(Vec<String>, Target)> {
         let mut files = self.files.clone();
         if let Some(o) = &self.common.output {
             files.push(o.clone());
@@ -143,19 +153,77 @@ impl OperatorArgs {
             )));
         }
         let out = files.pop().unwrap_or_default();
-        let existing =
-            crate::output::resolve_existing(prog, &out, self.common.overwrite, self.common.append)?;
-        if existing == crate::output::Existing::Append {
+        let existing = self.common.existing(prog, &out, false)?;
+        let target = self.target(prog, argv, &out, existing)?;
+        let inputs = files
+            .iter()
+            .map(|f| with_prefix(self.common.path.as_deref(), f))
+            .collect();
+        Ok((inputs, target))
+    }
+
+    /// The [`Target`] of output `path` (see [`target`]).
+    ///
+    /// Errors: a bad format option.
+    pub fn target(
+        &self,
+        prog: &str,
+        argv: &[String],
+        path: &str,
+        existing: Existing,
+    ) -> Result<Target> {
+        target(prog, argv, &self.common, &self.format, path, existing)
+    }
+}
+
+/// The [`Target`] of output `path` for this command line: treated as `existing`
+/// ([`CommonArgs::existing`]), in the format and storage of `format`, with the
+/// provenance `common` asks for (`history` unless `-h`, the `-t` thread count).
+///
+/// Errors: an unknown `--fl_fmt` name.
+pub fn target(
+    prog: &str,
+    argv: &[String],
+    common: &CommonArgs,
+    format: &FormatArgs,
+    path: &str,
+    existing: Existing,
+) -> Result<Target> {
+    Ok(Target {
+        prog: prog.to_string(),
+        path: path.into(),
+        existing,
+        format: format.format()?,
+        storage: StorageArgs {
+            deflate: format.deflate,
+            chunk: format.chunk.clone(),
+        },
+        hdr_pad: format.hdr_pad.unwrap_or(0),
+        provenance: Provenance {
+            command: (!common.no_history).then(|| crate::output::command_line(argv)),
+            input_list: None,
+            threads: common.threads,
+        },
+    })
+}
+
+impl CommonArgs {
+    /// How an existing output `path` is treated, from `-O` and `-A` (asking on a
+    /// terminal when neither is given, [`crate::output::resolve_existing`]). `merges`:
+    /// the operator merges into an existing output with `-A` (ncks); the others refuse
+    /// it.
+    ///
+    /// Errors: both `-O` and `-A`; an existing output with neither and no terminal, or
+    /// the user declining; `-A` for an operator that does not merge.
+    pub fn existing(&self, prog: &str, path: &str, merges: bool) -> Result<Existing> {
+        let existing = crate::output::resolve_existing(prog, path, self.overwrite, self.append)?;
+        if existing == Existing::Append && !merges {
             return Err(Error::option(
                 "-A",
                 format!("appending is not supported by {prog}; use -O"),
             ));
         }
-        let inputs = files
-            .iter()
-            .map(|f| with_prefix(self.common.path.as_deref(), f))
-            .collect();
-        Ok((inputs, out))
+        Ok(existing)
     }
 }
 
@@ -253,6 +321,40 @@ impl SlabArgs {
     /// Parse every `-d` (no file needed).
     pub fn specs(&self) -> Result<Vec<HyperslabSpec>> {
         self.dims.iter().map(|d| HyperslabSpec::parse(d)).collect()
+    }
+
+    /// The selection of every `-d` in `ds` (coordinate values read from it), with
+    /// `-F` and `--msa_usr_rdr` applied.
+    ///
+    /// Errors: a malformed `-d`, and those of [`hyperslab::resolve`].
+    pub fn resolve(&self, ds: &Dataset) -> Result<Selection> {
+        self.resolve_specs(ds, &self.specs()?)
+    }
+
+    /// The selection of `specs` (the command line's changed: a station's, those on
+    /// dimensions a file has) in `ds`, with `-F` and `--msa_usr_rdr` applied.
+    ///
+    /// Errors: those of [`hyperslab::resolve`].
+    pub fn resolve_specs(&self, ds: &Dataset, specs: &[HyperslabSpec]) -> Result<Selection> {
+        hyperslab::resolve(ds.meta(), specs, self.fortran, self.user_order, &|v| {
+            ds.read_all(v)
+        })
+    }
+
+    /// The selection of station `st` of a station list in `ds`: `specs` (the command
+    /// line's) replaced by the line's own ([`stations::merged_specs`]), after checking
+    /// that its points lie on the grid ([`stations::check_inside`]).
+    ///
+    /// Errors: a point off the grid, and a selection that fails (naming the line).
+    pub fn resolve_station(
+        &self,
+        ds: &Dataset,
+        specs: &[HyperslabSpec],
+        st: &stations::Station,
+    ) -> Result<Selection> {
+        stations::check_inside(ds.meta(), &|v| ds.read_all(v), st)?;
+        self.resolve_specs(ds, &stations::merged_specs(specs, st))
+            .map_err(|e| Error::msg(format!("station list line {}: {e}", st.line)))
     }
 }
 

@@ -162,14 +162,8 @@ pub fn warn_storage_on_classic(prog: &str, format: Format, storage: &StorageArgs
 }
 
 /// Copy the data of every planned variable from `input` into `out` (output variable
-/// `i` is `offset + i` in `out`).
-pub fn copy_data(
-    input: &Dataset,
-    plan: &Plan,
-    sel: &Selection,
-    out: &mut OutFile,
-    offset: usize,
-) -> Result<()> {
+/// `i` is variable `i` of `out`).
+pub fn copy_data(input: &Dataset, plan: &Plan, sel: &Selection, out: &mut OutFile) -> Result<()> {
     let im = input.meta();
     let pb = crate::plan::progress::bar(plan.src.len() as u64, "copying variables");
     // Unchanged record variables are copied afterwards record by record across
@@ -179,12 +173,12 @@ pub fn copy_data(
     for (i, &s) in plan.src.iter().enumerate() {
         let v = &im.vars[s];
         let untouched = v.dims.iter().all(|&d| !sel.restricts(d));
-        let out_rec = out.meta().is_record_var(&out.meta().vars[offset + i]);
+        let out_rec = out.meta().is_record_var(&out.meta().vars[i]);
         if untouched && im.is_record_var(v) && input.classic().is_some() && out_rec {
-            by_record.push((offset + i, s));
+            by_record.push((i, s));
             continue;
         }
-        copy_unchanged(input, s, sel, out, offset + i)?;
+        copy_unchanged(input, s, sel, out, i)?;
         pb.inc(1);
     }
     let nrec = im.record_dim().map_or(0, |d| im.dims[d].len);

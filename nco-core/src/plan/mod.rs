@@ -1,7 +1,9 @@
 //! The flows the operators share, which read inputs, run kernels and write outputs:
-//! extraction, processed (arithmetic) variables, progress of long copies. Uses
+//! the output of a command line and the file being written ([`target`]), extraction,
+//! processed (arithmetic) variables, progress of long copies. Uses
 //! [`crate::rules`] and the lower crates, never [`crate::cli`].
 
 pub mod arith;
 pub mod extract;
 pub mod progress;
+pub mod target;

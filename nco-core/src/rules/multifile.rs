@@ -120,21 +120,27 @@ pub fn inputs(
     })
 }
 
-/// Add the input-list global attributes NCO writes for names read from standard input.
-pub fn stamp_input_list(meta: &mut Meta, inputs: &Inputs) {
-    if !inputs.from_stdin {
-        return;
+impl Inputs {
+    /// The names NCO records in the output's input-list attributes: all of them when
+    /// they were read from standard input, else none.
+    pub fn recorded(&self) -> Option<Vec<String>> {
+        self.from_stdin.then(|| self.files.clone())
     }
+}
+
+/// Set the input-list global attributes NCO writes for names read from standard input
+/// (`nco_input_file_number`, `nco_input_file_list`) to `files`.
+pub fn stamp_input_list(meta: &mut Meta, files: &[String]) {
     crate::model::set_attr(
         &mut meta.attrs,
         Attr {
             name: "nco_input_file_number".into(),
-            value: Values::Int(vec![inputs.files.len() as i32]),
+            value: Values::Int(vec![files.len() as i32]),
         },
     );
     crate::model::set_attr(
         &mut meta.attrs,
-        Attr::text("nco_input_file_list", &inputs.files.join(" ")),
+        Attr::text("nco_input_file_list", &files.join(" ")),
     );
 }
 

@@ -1,0 +1,391 @@
+//! An operator's output from the command line to the renamed file, in two values:
+//!
+//! * [`Target`]: where the output goes and how an existing file there is treated
+//!   (`-O`, `-A`), which format and storage it is written in (`-3`..`-7`, `--fl_fmt`,
+//!   `-L`, `--cnk_*`, `--hdr_pad`) and what provenance it records ([`Provenance`]:
+//!   `history`, the input list, the thread count). The command-line layer builds it;
+//!   operators plan their output through it ([`Target::format_for`],
+//!   [`Target::plan_extract`]), so the format choice and NCO's warning about netCDF-4
+//!   storage options on a netCDF3 output are made once.
+//! * [`Output`]: the file being written, the temporary file, its writer, the `-A`
+//!   merge and the provenance stamp in one value, created from the planned metadata
+//!   ([`Output::create`]). [`Output::commit`] finishes the writer and renames the
+//!   temporary file over the destination; dropping an uncommitted `Output` removes the
+//!   temporary file, so a failed run never leaves a half-written or clobbered output
+//!   (NCO manual, "Temporary Output Files").
+//!
+//! Variable indices given to an `Output` are those of the planned metadata: when the
+//! output is merged into an existing file (`-A`, NCO manual "Appending Variables") the
+//! `Output` maps them to the merged file's, so an operator writes the same way whether
+//! it creates or appends.
+
+use std::path::PathBuf;
+
+use crate::dataset::{Dataset, OutFile};
+use crate::error::Result;
+use crate::model::{Format, Meta};
+use crate::output::{self, Existing, TempOutput};
+use crate::plan::arith;
+use crate::plan::extract::{self, AppendSource, Plan, RecordChange, StorageArgs};
+use crate::rules::hyperslab::Selection;
+use crate::rules::multifile;
+
+/// What an output records about how it was made, stamped by [`Output::create`] in
+/// NCO's order: `history` (and the `NCO` attribute), then the input list, then the
+/// thread count.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    /// The command line prepended to the `history` global attribute (`None` with `-h`).
+    pub command: Option<String>,
+    /// Input names for the `nco_input_file_number`/`nco_input_file_list` global
+    /// attributes (multi-file operators whose names came from standard input, unless
+    /// `-H`).
+    pub input_list: Option<Vec<String>>,
+    /// The `-t` thread count for `nco_openmp_thread_number` (`None`: not given, or an
+    /// operator NCO does not thread, such as ncks).
+    pub threads: Option<usize>,
+}
+
+impl Provenance {
+    /// Stamp `meta`'s global attributes (see the type's docs for the order).
+    pub fn stamp(&self, meta: &mut Meta) {
+        if let Some(c) = &self.command {
+            output::stamp_history(meta, c);
+        }
+        if let Some(files) = &self.input_list {
+            multifile::stamp_input_list(meta, files);
+        }
+        arith::stamp_threads(meta, self.threads);
+    }
+}
+
+/// Where and how an operator writes its output (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The operator's name, for the temporary file's name and for warnings.
+    pub prog: String,
+    /// The output file.
+    pub path: PathBuf,
+    /// How an existing file at `path` is treated: [`Existing::Append`] merges into it.
+    pub existing: Existing,
+    /// The requested format (`-3`..`-7`, `--fl_fmt`); `None` keeps the input's.
+    pub format: Option<Format>,
+    /// netCDF-4 storage: `-L` and the chunking options.
+    pub storage: StorageArgs,
+    /// Extra bytes of header padding in a netCDF3 output (`--hdr_pad`).
+    pub hdr_pad: u64,
+    /// What the output records about its making.
+    pub provenance: Provenance,
+}
+
+impl Target {
+    /// The output format for an input of format `input`: the existing file's when
+    /// appending, else the requested one, else `input`. Warns on stderr, as NCO does,
+    /// when netCDF-4 storage options are given for a netCDF3 output (they are then
+    /// ignored).
+    ///
+    /// Errors: an existing output to append to that cannot be opened.
+    pub fn format_for(&self, input: Format) -> Result<Format> {
+        let format = if self.existing == Existing::Append {
+            Dataset::open(&self.path.to_string_lossy())?.meta().format
+        } else {
+            self.format.unwrap_or(input)
+        };
+        extract::warn_storage_on_classic(&self.prog, format, &self.storage);
+        Ok(format)
+    }
+
+    /// The extraction plan of `vars` (input indices, in output order) under `sel`,
+    /// in the format [`Target::format_for`] chooses and with this target's storage.
+    ///
+    /// Errors: those of [`Target::format_for`] and [`extract::plan`].
+    pub fn plan_extract(
+        &self,
+        input: &Meta,
+        vars: &[usize],
+        sel: &Selection,
+        rec: &RecordChange,
+    ) -> Result<Plan> {
+        let format = self.format_for(input.format)?;
+        extract::plan(input, vars, sel, format, rec, &self.storage)
+    }
+}
+
+/// The existing output an [`Output`] is merged into (`-A`).
+struct Merged {
+    /// The existing file, read while the merged one is written.
+    old: Dataset,
+    /// Where each variable of the merged file comes from.
+    sources: Vec<AppendSource>,
+    /// The merged file's index of each planned variable.
+    file_var: Vec<usize>,
+    /// True once the existing file's variables were copied.
+    copied: bool,
+}
+
+/// An output being written (see the module docs). Fields drop in order: the writer,
+/// then the existing file merged into, then the temporary file (removed unless
+/// committed).
+pub struct Output {
+    file: OutFile,
+    merged: Option<Merged>,
+    tmp: TempOutput,
+}
+
+impl Output {
+    /// Create the temporary output of `target` with the planned metadata `meta`,
+    /// stamped with the target's provenance; with [`Existing::Append`], `meta` merged
+    /// into the existing file's ([`extract::merge_append`]: dimensions must agree in
+    /// size, same-named variables are replaced).
+    ///
+    /// Errors: an output folder that does not exist or is not writable, a merge that
+    /// does not agree, and the writer's errors.
+    pub fn create(target: &Target, mut meta: Meta) -> Result<Output> {
+        let tmp = TempOutput::new(&target.path.to_string_lossy(), &target.prog)?;
+        let merged = if target.existing == Existing::Append {
+            let old = Dataset::open(&target.path.to_string_lossy())?;
+            let (merged_meta, sources) = extract::merge_append(old.meta(), &meta)?;
+            let mut file_var = vec![0; meta.vars.len()];
+            for (i, s) in sources.iter().enumerate() {
+                if let AppendSource::New(k) = *s {
+                    file_var[k] = i;
+                }
+            }
+            meta = merged_meta;
+            Some(Merged {
+                old,
+                sources,
+                file_var,
+                copied: false,
+            })
+        } else {
+            None
+        };
+        target.provenance.stamp(&mut meta);
+        let file = OutFile::create(tmp.path(), &meta, target.hdr_pad)?;
+        Ok(Output { file, merged, tmp })
+    }
+
+    /// The file's index of planned variable `o`.
+    fn var(&self, o: usize) -> usize {
+        self.merged.as_ref().map_or(o, |m| m.file_var[o])
+    }
+
+    /// The metadata of the file being written (the merged one when appending).
+    pub fn meta(&self) -> &Meta {
+        self.file.meta()
+    }
+
+    /// The writer itself, whose variable indices are the file's: the planned ones
+    /// unless appending.
+    pub fn writer(&mut self) -> &mut OutFile {
+        &mut self.file
+    }
+
+    /// Write values of planned variable `o` from index `first` of its first dimension
+    /// ([`OutFile::write`]).
+    pub fn write(&mut self, o: usize, first: usize, values: &crate::types::Values) -> Result<()> {
+        let v = self.var(o);
+        self.file.write(v, first, values)
+    }
+
+    /// Write values of planned variable `o` from the multi-index `first`
+    /// ([`OutFile::write_at`]).
+    pub fn write_at(
+        &mut self,
+        o: usize,
+        first: &[usize],
+        values: &crate::types::Values,
+    ) -> Result<()> {
+        let v = self.var(o);
+        self.file.write_at(v, first, values)
+    }
+
+    /// Copy input variable `s` of `ds` under `sel` into planned variable `o` unchanged
+    /// ([`extract::copy_unchanged`]).
+    pub fn copy_unchanged(
+        &mut self,
+        ds: &Dataset,
+        s: usize,
+        sel: &Selection,
+        o: usize,
+    ) -> Result<()> {
+        let v = self.var(o);
+        extract::copy_unchanged(ds, s, sel, &mut self.file, v)
+    }
+
+    /// Copy the selection `sel` of input variable `s` of `ds` into planned variable `o`
+    /// ([`extract::copy_selected`]).
+    pub fn copy_selected(
+        &mut self,
+        ds: &Dataset,
+        s: usize,
+        sel: &Selection,
+        o: usize,
+    ) -> Result<()> {
+        let v = self.var(o);
+        extract::copy_selected(ds, s, sel, &mut self.file, v)
+    }
+
+    /// Copy the data of every variable of the extraction `plan` from `ds` under `sel`
+    /// ([`extract::copy_data`]); when appending, the merged file's variables in its
+    /// order, the existing file's copied unchanged.
+    pub fn copy_plan(&mut self, ds: &Dataset, plan: &Plan, sel: &Selection) -> Result<()> {
+        let Some(m) = &mut self.merged else {
+            return extract::copy_data(ds, plan, sel, &mut self.file);
+        };
+        for (i, s) in m.sources.iter().enumerate() {
+            match *s {
+                AppendSource::Existing(j) => copy_whole(&m.old, j, &mut self.file, i)?,
+                AppendSource::New(k) => {
+                    extract::copy_selected(ds, plan.src[k], sel, &mut self.file, i)?;
+                }
+            }
+        }
+        m.copied = true;
+        Ok(())
+    }
+
+    /// Finish the writer (and, when appending, copy the existing file's variables not
+    /// yet copied) and close the existing file, leaving the temporary file for the
+    /// caller to commit: [`TempOutput::commit`], or all at once for the outputs of a
+    /// station list.
+    ///
+    /// Errors: the writer's.
+    pub fn finish(self) -> Result<TempOutput> {
+        let Output {
+            mut file,
+            merged,
+            tmp,
+        } = self;
+        if let Some(m) = &merged {
+            if !m.copied {
+                for (i, s) in m.sources.iter().enumerate() {
+                    if let AppendSource::Existing(j) = *s {
+                        copy_whole(&m.old, j, &mut file, i)?;
+                    }
+                }
+            }
+        }
+        file.finish()?;
+        // Close the existing file before the new one replaces it.
+        drop(merged);
+        Ok(tmp)
+    }
+
+    /// Finish the writer and move the temporary file over the destination.
+    ///
+    /// Errors: the writer's, and a failed rename.
+    pub fn commit(self) -> Result<()> {
+        self.finish()?.commit()
+    }
+}
+
+/// Copy the whole of variable `j` of the existing output `old` into variable `i` of
+/// the merged file: bytes straight from file to file when both are classic.
+fn copy_whole(old: &Dataset, j: usize, file: &mut OutFile, i: usize) -> Result<()> {
+    if !file.copy_var_raw(i, old, j)? {
+        extract::copy_selected(old, j, &Selection::default(), file, i)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Dim, Storage, Var};
+    use crate::types::{NcType, Values};
+
+    fn one_var(name: &str, len: usize) -> Meta {
+        let mut m = Meta::new(Format::Classic);
+        m.dims.push(Dim {
+            name: "x".into(),
+            len,
+            unlimited: false,
+        });
+        m.vars.push(Var {
+            name: name.into(),
+            ty: NcType::Int,
+            dims: vec![0],
+            attrs: Vec::new(),
+            storage: Storage::default(),
+        });
+        m
+    }
+
+    fn target(path: PathBuf, existing: Existing) -> Target {
+        Target {
+            prog: "ncks".into(),
+            path,
+            existing,
+            format: None,
+            storage: StorageArgs::default(),
+            hdr_pad: 0,
+            provenance: Provenance {
+                command: Some("ncks in.nc out.nc".into()),
+                input_list: None,
+                threads: Some(2),
+            },
+        }
+    }
+
+    fn leftovers(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn output_is_committed_or_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o.nc");
+        let t = target(path.clone(), Existing::Create);
+        let mut out = Output::create(&t, one_var("a", 2)).unwrap();
+        out.write(0, 0, &Values::Int(vec![1, 2])).unwrap();
+        drop(out);
+        assert!(!path.exists());
+        assert!(leftovers(dir.path()).is_empty());
+        let mut out = Output::create(&t, one_var("a", 2)).unwrap();
+        out.write(0, 0, &Values::Int(vec![1, 2])).unwrap();
+        out.commit().unwrap();
+        let ds = Dataset::open(path.to_str().unwrap()).unwrap();
+        let m = ds.meta();
+        let h = m.attr("history").unwrap().value.as_text().unwrap();
+        assert!(h.ends_with(": ncks in.nc out.nc"), "{h}");
+        assert!(m.attr("NCO").is_some());
+        assert_eq!(
+            m.attr("nco_openmp_thread_number").unwrap().value,
+            Values::Int(vec![2])
+        );
+        assert_eq!(ds.read_all(0).unwrap(), Values::Int(vec![1, 2]));
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn appending_maps_planned_variables_to_the_merged_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o.nc");
+        let mut out =
+            Output::create(&target(path.clone(), Existing::Create), one_var("b", 2)).unwrap();
+        out.write(0, 0, &Values::Int(vec![7, 8])).unwrap();
+        out.commit().unwrap();
+        // Planned variable 0 ("a") is the merged file's second; "b" is copied at commit.
+        let t = target(path.clone(), Existing::Append);
+        assert_eq!(t.format_for(Format::Netcdf4).unwrap(), Format::Classic);
+        let mut out = Output::create(&t, one_var("a", 2)).unwrap();
+        out.write(0, 0, &Values::Int(vec![1, 2])).unwrap();
+        out.commit().unwrap();
+        let ds = Dataset::open(path.to_str().unwrap()).unwrap();
+        let names: Vec<&str> = ds.meta().vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(ds.read_all(0).unwrap(), Values::Int(vec![7, 8]));
+        assert_eq!(ds.read_all(1).unwrap(), Values::Int(vec![1, 2]));
+        // A dimension of another size cannot be merged; the output is left as it was.
+        let before = std::fs::read(&path).unwrap();
+        assert!(Output::create(&t, one_var("c", 3)).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert!(leftovers(dir.path()).is_empty());
+    }
+}
