@@ -11,6 +11,7 @@ mod common;
 
 mod bench;
 mod differential;
+mod fixed;
 mod harness;
 mod ncap;
 mod ncbo;

@@ -146,48 +146,91 @@ pub fn follows_conventions(meta: &Meta) -> bool {
         .is_some_and(|t| t.contains("CF") || t.contains("CCM") || t.contains("CCSM"))
 }
 
-/// Variables NCO 5.1.4's ncbo and nces copy from the first file instead of computing
-/// on, and ncpdq does not pack (checked by running them): coordinate variables, and in
-/// files declaring CF/CCM/CCSM `Conventions`, variables named by a coordinate's
-/// `bounds` or `climatology`, CF auxiliary coordinates (named in a `coordinates`
-/// attribute) and the CCM/CCSM grid and date variables (`gw`, `area`,
-/// `hyai`, `hyam`, `hybi`, `hybm`, `date`, `nbdate`, ...).
+/// Variables NCO 5.1.4's size- and rank-preserving arithmetic operators (ncbo, nces,
+/// ncflint) copy from the first file instead of computing on, and ncpdq does not pack
+/// (checked by running them): coordinate-like variables ([`is_coordinate_like`]), and,
+/// in files declaring CF/CCM/CCSM `Conventions`, the grid and date variables of
+/// [`is_fixed_by_name`].
 pub fn is_fixed_by_convention(meta: &Meta, v: usize) -> bool {
-    const CCM: &[&str] = &[
-        "area", "date", "datesec", "gw", "hyai", "hyam", "hybi", "hybm", "lat_bnds", "lon_bnds",
-        "mdt", "nbdate", "nbsec", "ndbase", "nlon", "nsbase", "ntrk", "ntrm", "ntrn", "wnummax",
-    ];
-    let var = &meta.vars[v];
-    if meta.is_coord_var(var) {
-        return true;
-    }
-    if !follows_conventions(meta) {
-        return false;
-    }
-    if CCM.contains(&var.name.as_str()) {
-        return true;
-    }
-    is_coordinate_like(meta, v)
+    is_coordinate_like(meta, v) || is_fixed_by_name(meta, v)
 }
 
-/// Coordinate variables, variables named by a coordinate's `bounds` or `climatology`,
-/// and CF auxiliary coordinates (named in some variable's `coordinates` attribute):
-/// ncecat does not stack these.
+/// True for the variables NCO 5.1.4 treats as fixed by their name in files declaring
+/// CF/CCM/CCSM `Conventions`: the CCM/CCSM grid and date variables (`gw`, `area`,
+/// `ORO`, `hyai`, `hyam`, `hybi`, `hybm`, `date`, `datesec`, `nbdate`, ...), names
+/// starting with `msk_` or `wgt_`, and the usual multi-dimensional coordinate names
+/// (`lat`, `lon`, `lev`, `depth`, `latitude`, `longitude`, `latixy`, `longxy`).
+/// Checked by running NCO 5.1.4's nces, ncbo and ncflint (`nlon` and `wnummax` are
+/// processed).
+pub fn is_fixed_by_name(meta: &Meta, v: usize) -> bool {
+    const NAMES: &[&str] = &[
+        "ORO",
+        "area",
+        "date",
+        "datesec",
+        "depth",
+        "depth_bnds",
+        "gw",
+        "hyai",
+        "hyam",
+        "hybi",
+        "hybm",
+        "lat",
+        "lat_bnds",
+        "latitude",
+        "latixy",
+        "lev",
+        "lon",
+        "lon_bnds",
+        "longitude",
+        "longxy",
+        "mdt",
+        "mhisf",
+        "nbdate",
+        "nbsec",
+        "ndbase",
+        "nsbase",
+        "ntrk",
+        "ntrm",
+        "ntrn",
+    ];
+    let name = meta.vars[v].name.as_str();
+    follows_conventions(meta)
+        && (NAMES.contains(&name) || name.starts_with("msk_") || name.starts_with("wgt_"))
+}
+
+/// NCO's coordinate-like variables, whatever the file's `Conventions`: coordinate
+/// variables, and variables named in any variable's `bounds`, `climatology` or
+/// `coordinates` attribute (a blank-separated list; checked by running NCO 5.1.4's
+/// ncbo, nces, ncecat and ncflint on a file without `Conventions`: a variable named by
+/// a `grid_mapping` is computed on like any other).
+/// ncecat does not stack these; ncbo, nces and ncflint copy them (ncflint computes the
+/// record ones, see [`is_fixed_ncflint`]).
 pub fn is_coordinate_like(meta: &Meta, v: usize) -> bool {
     let var = &meta.vars[v];
     if meta.is_coord_var(var) {
         return true;
     }
-    let bound = meta.vars.iter().filter(|c| meta.is_coord_var(c)).any(|c| {
-        ["bounds", "climatology"]
-            .iter()
-            .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
-    });
-    bound
-        || meta.vars.iter().any(|o| {
-            o.attr_text("coordinates")
+    meta.vars.iter().any(|o| {
+        ["bounds", "climatology", "coordinates"].iter().any(|a| {
+            o.attr_text(a)
                 .is_some_and(|t| t.split_whitespace().any(|w| w == var.name))
         })
+    })
+}
+
+/// Variables ncflint copies from the first file (NCO 5.1.4): non-record
+/// coordinate-like and text variables, record coordinate-like variables too with
+/// `--fix_rec_crd` (`fix_rec_crd`), and the variables fixed by name
+/// ([`is_fixed_by_name`]). Record text variables are interpolated as numbers, as NCO
+/// does.
+pub fn is_fixed_ncflint(meta: &Meta, v: usize, fix_rec_crd: bool) -> bool {
+    let var = &meta.vars[v];
+    let record = meta.is_record_var(var);
+    let crd = is_coordinate_like(meta, v);
+    ((crd || !var.ty.is_numeric()) && !record)
+        || (crd && record && fix_rec_crd)
+        || is_fixed_by_name(meta, v)
 }
 
 /// True when `ty` takes part in arithmetic (numbers; not text).
