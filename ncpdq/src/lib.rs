@@ -14,14 +14,14 @@ use rayon::prelude::*;
 
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::{Block, Dataset, OutFile};
-use nco_core::extract::{self, RecordChange, StorageArgs};
-use nco_core::hyperslab;
+use nco_core::dataset::Dataset;
+use nco_core::extract::RecordChange;
+use nco_core::hyperslab::Selection;
 use nco_core::kernels::permute::permute;
-use nco_core::kernels::ValidRange;
-use nco_core::model::Attr;
-use nco_core::output::{self, TempOutput};
+use nco_core::model::Meta;
 use nco_core::packing;
+use nco_core::pipeline;
+use nco_core::target::Output;
 use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
 
@@ -163,6 +163,45 @@ impl PackMap {
     }
 }
 
+/// What ncpdq does to a variable's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    /// Copied as stored.
+    Copy,
+    /// Unpacked.
+    Unpack,
+    /// Packed into this type.
+    Pack(NcType),
+    /// Converted to this type (no packing: `-M dbl_flt`, `flt_dbl`).
+    Convert(NcType),
+}
+
+/// The action of `policy` and `map` on variable `v` of `m`: coordinates, NCO's other
+/// fixed variables and text are copied.
+fn action(policy: Policy, map: PackMap, m: &Meta, v: usize, hdf: bool) -> Action {
+    let var = &m.vars[v];
+    let packing = packing::packing_of(var, hdf);
+    if !arith::is_arith(var.ty) || arith::is_fixed_by_convention(m, v) {
+        return Action::Copy;
+    }
+    let packed = packing.is_some();
+    let target = map.target(packing.map_or(var.ty, |p| p.unpacked_type));
+    match (policy, packed, target) {
+        (Policy::None, _, _) => Action::Copy,
+        (Policy::Unpack, true, _) => Action::Unpack,
+        (Policy::Unpack, false, _) => Action::Copy,
+        (Policy::AllXst, true, _) => Action::Copy,
+        (Policy::XstNew, false, _) => Action::Copy,
+        (_, _, Some((t, true))) => Action::Pack(t),
+        (_, false, Some((t, false))) => Action::Convert(t),
+        // A packed variable whose unpacked type the map does not pack stays packed as
+        // it is (NCO 5.1.4).
+        (_, true, None) => Action::Copy,
+        (_, true, _) => Action::Unpack,
+        (_, false, None) => Action::Copy,
+    }
+}
+
 /// Run ncpdq (or ncpack / ncunpack).
 ///
 /// Errors: unknown dimension in `-a`, a dimension listed twice, bad `-P`/`-M`, a
@@ -188,164 +227,184 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
     let specs = cli.std.slab.specs()?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
-    let out_path = target.path.to_string_lossy().into_owned();
     let ds = Dataset::open(&inputs[0])?;
     let m = ds.meta();
-    // -a list.
-    let mut order: Vec<(usize, bool)> = Vec::new();
-    if let Some(a) = &cli.arrange {
-        for item in nco_core::select::split_list(a) {
-            let (name, rev) = match item.strip_prefix('-') {
-                Some(n) => (n.to_string(), true),
-                None => (item.clone(), false),
-            };
-            let d = m.dim_id(&name).ok_or_else(|| {
-                Error::option(
-                    "-a",
-                    format!("dimension {name} is not in the input file {}", ds.path()),
-                )
-            })?;
-            if order.iter().any(|(x, _)| *x == d) {
-                return Err(Error::option(
-                    "-a",
-                    format!("dimension {name} is listed twice"),
-                ));
-            }
-            order.push((d, rev));
-        }
-    }
-    let reversed: Vec<bool> = (0..m.dims.len())
-        .map(|d| order.iter().any(|&(x, r)| x == d && r))
-        .collect();
-    let sel = hyperslab::resolve(
-        m,
-        &specs,
-        cli.std.slab.fortran,
-        cli.std.slab.user_order,
-        &|v| ds.read_all(v),
-    )?;
+    let order = arrangement(cli.arrange.as_deref(), &ds)?;
+    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
     let vars = nco_core::select::select_input_order(m, &cli.std.select.select_args())?;
-    // New record dimension.
-    let old_rec = m.record_dim();
-    let listed: Vec<usize> = order.iter().map(|x| x.0).collect();
-    let new_rec = match old_rec {
-        Some(r) if listed.contains(&r) && listed[0] != r => Some(listed[0]),
-        other => other,
-    };
-    let rec_change = match (old_rec, new_rec) {
-        (Some(o), Some(n)) if o != n => RecordChange {
-            fix: Some(m.dims[o].name.clone()),
-            make: None,
-        },
-        _ => RecordChange::default(),
-    };
-    let storage = StorageArgs {
-        deflate: cli.std.format.deflate,
-        chunk: cli.std.format.chunk.clone(),
-    };
-    let format = cli.std.format.format()?.unwrap_or(m.format);
-    extract::warn_storage_on_classic(prog, format, &storage);
-    let plan = extract::plan(m, &vars, &sel, format, &rec_change, &storage)?;
-    let mut meta = plan.meta.clone();
-    if let (Some(o), Some(n)) = (old_rec, new_rec) {
-        if o != n {
-            if let Some(od) = meta.dim_id(&m.dims[n].name) {
-                meta.dims[od].unlimited = true;
-            }
-        }
-    }
-    // Permutation of each variable: perm[k] = input position of output dimension k.
-    let perms: Vec<Vec<usize>> = vars
-        .iter()
-        .map(|&v| {
-            let dims = &m.vars[v].dims;
-            let positions: Vec<usize> = (0..dims.len())
-                .filter(|&k| listed.contains(&dims[k]))
-                .collect();
-            let in_order: Vec<usize> = listed
-                .iter()
-                .filter_map(|d| dims.iter().position(|x| x == d))
-                .collect();
-            let mut perm: Vec<usize> = (0..dims.len()).collect();
-            for (p, src) in positions.iter().zip(in_order) {
-                perm[*p] = src;
-            }
-            perm
-        })
-        .collect();
-    for (o, perm) in perms.iter().enumerate() {
-        let dims = meta.vars[o].dims.clone();
-        meta.vars[o].dims = perm.iter().map(|&k| dims[k]).collect();
-        let dd = &meta.vars[o].dims;
-        if dd.iter().skip(1).any(|&d| meta.dims[d].unlimited) && !cli.mrd {
-            return Err(Error::var(
-                &meta.vars[o].name,
-                "the permutation puts the record dimension after another dimension; list it first or use --mrd with netCDF-4 output",
-            ));
-        }
-    }
-    // Packing decisions.
-    #[derive(Clone, Copy)]
-    enum Action {
-        Copy,
-        Unpack,
-        Pack(NcType),
-        Convert(NcType),
-    }
+    let arr = Arrangement::new(m, &vars, &order);
+    let plan = target.plan_extract(m, &vars, &sel, &arr.record_change(m))?;
+    let mut meta = plan.meta;
+    arr.permute(m, &mut meta, cli.mrd)?;
+    let hdf = cli.hdf_upk;
     let actions: Vec<Action> = vars
         .iter()
-        .map(|&v| {
-            let var = &m.vars[v];
-            let packed = packing::packing_of(var, cli.hdf_upk).is_some();
-            if !arith::is_arith(var.ty) || arith::is_fixed_by_convention(m, v) {
-                return Action::Copy;
-            }
-            let unpacked_ty =
-                packing::packing_of(var, cli.hdf_upk).map_or(var.ty, |p| p.unpacked_type);
-            let target = map.target(unpacked_ty);
-            match (policy, packed, target) {
-                (Policy::None, _, _) => Action::Copy,
-                (Policy::Unpack, true, _) => Action::Unpack,
-                (Policy::Unpack, false, _) => Action::Copy,
-                (Policy::AllXst, true, _) => Action::Copy,
-                (Policy::XstNew, false, _) => Action::Copy,
-                (_, _, Some((t, true))) => Action::Pack(t),
-                (_, false, Some((t, false))) => Action::Convert(t),
-                // A packed variable whose unpacked type the map does not pack stays
-                // packed as it is (NCO 5.1.4).
-                (_, true, None) => Action::Copy,
-                (_, true, _) => Action::Unpack,
-                (_, false, None) => Action::Copy,
-            }
-        })
+        .map(|&v| action(policy, map, m, v, hdf))
         .collect();
-    let hdf = cli.hdf_upk;
-    // Pass 1: the packing parameters need each packed variable's range before the
-    // output can be defined; read those variables once, in blocks, in parallel.
-    // Each packed variable's parameters, and whether it holds non-finite values
-    // (packed as missing: the variable then needs a fill value).
-    type Params = Option<(f64, f64, bool)>;
-    let params: Vec<Result<Params>> = vars
-        .par_iter()
+    let job = Job {
+        ds: &ds,
+        sel: &sel,
+        vars: &vars,
+        hdf,
+        params: pack_params(&ds, &sel, &vars, &actions, hdf)?,
+        actions,
+        arr,
+    };
+    job.define(&mut meta);
+    let mut out = Output::create(&target, meta)?;
+    job.write(&mut out)?;
+    out.commit()
+}
+
+/// The `-a` list: (input dimension, reversed) in the order given.
+///
+/// Errors: a dimension not in the input, or listed twice.
+fn arrangement(arrange: Option<&str>, ds: &Dataset) -> Result<Vec<(usize, bool)>> {
+    let mut order: Vec<(usize, bool)> = Vec::new();
+    let Some(a) = arrange else {
+        return Ok(order);
+    };
+    for item in nco_core::select::split_list(a) {
+        let (name, rev) = match item.strip_prefix('-') {
+            Some(n) => (n.to_string(), true),
+            None => (item.clone(), false),
+        };
+        let d = ds.meta().dim_id(&name).ok_or_else(|| {
+            Error::option(
+                "-a",
+                format!("dimension {name} is not in the input file {}", ds.path()),
+            )
+        })?;
+        if order.iter().any(|(x, _)| *x == d) {
+            return Err(Error::option(
+                "-a",
+                format!("dimension {name} is listed twice"),
+            ));
+        }
+        order.push((d, rev));
+    }
+    Ok(order)
+}
+
+/// What `-a` does to the variables: each one's permutation, the reversed dimensions
+/// and the record dimension's move.
+struct Arrangement {
+    /// Per variable, `perm[k]` = input position of output dimension `k`.
+    perms: Vec<Vec<usize>>,
+    /// Per input dimension: reversed.
+    reversed: Vec<bool>,
+    /// The input's record dimension, and the output's (the first listed dimension
+    /// when the record dimension is listed but not first).
+    old_rec: Option<usize>,
+    new_rec: Option<usize>,
+}
+
+impl Arrangement {
+    /// The arrangement `order` (from [`arrangement`]) of `vars` of `m`: in each
+    /// variable, the listed dimensions it has take the places those dimensions
+    /// occupy, in the listed order.
+    fn new(m: &Meta, vars: &[usize], order: &[(usize, bool)]) -> Arrangement {
+        let listed: Vec<usize> = order.iter().map(|x| x.0).collect();
+        let perms = vars
+            .iter()
+            .map(|&v| {
+                let dims = &m.vars[v].dims;
+                let positions = (0..dims.len()).filter(|&k| listed.contains(&dims[k]));
+                let in_order = listed
+                    .iter()
+                    .filter_map(|d| dims.iter().position(|x| x == d));
+                let mut perm: Vec<usize> = (0..dims.len()).collect();
+                for (p, src) in positions.zip(in_order) {
+                    perm[p] = src;
+                }
+                perm
+            })
+            .collect();
+        let old_rec = m.record_dim();
+        let new_rec = match old_rec {
+            Some(r) if listed.contains(&r) && listed[0] != r => Some(listed[0]),
+            other => other,
+        };
+        Arrangement {
+            perms,
+            reversed: (0..m.dims.len())
+                .map(|d| order.iter().any(|&(x, r)| x == d && r))
+                .collect(),
+            old_rec,
+            new_rec,
+        }
+    }
+
+    /// The record dimension made fixed when another one takes its place.
+    fn record_change(&self, m: &Meta) -> RecordChange {
+        match (self.old_rec, self.new_rec) {
+            (Some(o), Some(n)) if o != n => RecordChange {
+                fix: Some(m.dims[o].name.clone()),
+                make: None,
+            },
+            _ => RecordChange::default(),
+        }
+    }
+
+    /// Permute the dimensions of the planned output `meta` of input `m`, making the
+    /// new record dimension unlimited.
+    ///
+    /// Errors: a variable whose record dimension would not come first, without
+    /// `--mrd` (`mrd`).
+    fn permute(&self, m: &Meta, meta: &mut Meta, mrd: bool) -> Result<()> {
+        if let (Some(o), Some(n)) = (self.old_rec, self.new_rec) {
+            if o != n {
+                if let Some(od) = meta.dim_id(&m.dims[n].name) {
+                    meta.dims[od].unlimited = true;
+                }
+            }
+        }
+        for (o, perm) in self.perms.iter().enumerate() {
+            let dims = meta.vars[o].dims.clone();
+            meta.vars[o].dims = perm.iter().map(|&k| dims[k]).collect();
+            let dd = &meta.vars[o].dims;
+            if dd.iter().skip(1).any(|&d| meta.dims[d].unlimited) && !mrd {
+                return Err(Error::var(
+                    &meta.vars[o].name,
+                    "the permutation puts the record dimension after another dimension; list it first or use --mrd with netCDF-4 output",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when output variable `o`'s first dimension stays first (`second`: its
+    /// second one second).
+    fn stays(&self, o: usize, second: bool) -> bool {
+        let k = usize::from(second);
+        self.perms[o].get(k).is_none_or(|&p| p == k)
+    }
+}
+
+/// (scale_factor, add_offset, holds non-finite values) of a packed variable.
+type Params = Option<(f64, f64, bool)>;
+
+/// Pass 1: the packing parameters of each packed variable, from its range under
+/// `sel` (read once, in blocks, the variables in parallel); whether it holds
+/// non-finite values (packed as missing: the variable then needs a fill value).
+///
+/// Errors: read errors.
+fn pack_params(
+    ds: &Dataset,
+    sel: &Selection,
+    vars: &[usize],
+    actions: &[Action],
+    hdf: bool,
+) -> Result<Vec<Params>> {
+    let m = ds.meta();
+    vars.par_iter()
         .enumerate()
         .map(|(o, &v)| -> Result<Params> {
             let Action::Pack(t) = actions[o] else {
                 return Ok(None);
             };
             let pv = arith::prepare(m, v, hdf);
-            let mut r = ValidRange::EMPTY;
-            let ty = m.vars[v].ty;
-            ds.read_blocks_raw(v, &sel.for_var(m, v), 1 << 20, |_, x| {
-                r = r.merge(match x {
-                    Block::Be(raw) => {
-                        nco_core::kernels::valid_range_be(ty, raw, pv.in_fill, pv.pack.as_ref())
-                    }
-                    Block::Values(x) => {
-                        nco_core::kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref())
-                    }
-                });
-                Ok(())
-            })?;
+            let r = arith::valid_range_of(ds, &pv, &sel.for_var(m, v))?;
             let (lo, hi) = if r.lo > r.hi {
                 (0.0, 0.0)
             } else {
@@ -354,133 +413,138 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             Ok(packing::pack_params_for(lo, hi, t, pv.out.ty)
                 .map(|(sf, ao)| (sf, ao, r.non_finite > 0)))
         })
-        .collect();
-    let params: Vec<Params> = params.into_iter().collect::<Result<_>>()?;
-    // (scale_factor, add_offset, holds non-finite values) of variable o.
-    let chosen = |o: usize| params[o].unwrap_or((0.0, 0.0, false));
-    for (o, &v) in vars.iter().enumerate() {
-        let out = &mut meta.vars[o];
-        match actions[o] {
-            Action::Copy => {}
-            Action::Unpack => {
-                let pv = arith::prepare(m, v, hdf);
-                out.ty = pv.out.ty;
-                out.attrs = pv.out.attrs.clone();
-            }
-            Action::Convert(t) => {
-                let pv = arith::prepare(m, v, hdf);
-                out.attrs = pv.out.attrs.clone();
-                out.ty = t;
-                nco_core::fill::convert_fill_attrs(out, t);
-            }
-            Action::Pack(t) => {
-                let pv = arith::prepare(m, v, hdf);
-                let (sf, ao, _) = chosen(o);
-                // Repacking keeps the packing attributes where the input had them.
-                out.attrs = m.vars[v].attrs.clone();
-                let ut = pv.out.ty;
-                nco_core::fill::convert_fill_attrs(out, ut);
-                // Missing and non-finite values are packed as the packed type's fill.
-                if pv.in_fill.is_some() || chosen(o).2 {
-                    out.remove_attr("missing_value");
-                    nco_core::fill::set_fill_attr(out, t, nco_core::fill::default_fill(t));
+        .collect()
+}
+
+/// One ncpdq output: the input and its selection, each variable's action and
+/// packing parameters, and the arrangement.
+struct Job<'a> {
+    ds: &'a Dataset,
+    sel: &'a Selection,
+    vars: &'a [usize],
+    hdf: bool,
+    actions: Vec<Action>,
+    params: Vec<Params>,
+    arr: Arrangement,
+}
+
+impl Job<'_> {
+    /// (scale_factor, add_offset, holds non-finite values) of output variable `o`.
+    fn chosen(&self, o: usize) -> (f64, f64, bool) {
+        self.params[o].unwrap_or((0.0, 0.0, false))
+    }
+
+    /// Give the planned variables of `meta` the type and attributes of their action.
+    fn define(&self, meta: &mut Meta) {
+        let m = self.ds.meta();
+        for (o, &v) in self.vars.iter().enumerate() {
+            let out = &mut meta.vars[o];
+            let pv = || arith::prepare(m, v, self.hdf);
+            match self.actions[o] {
+                Action::Copy => {}
+                Action::Unpack => {
+                    let pv = pv();
+                    out.ty = pv.out.ty;
+                    out.attrs = pv.out.attrs;
                 }
-                let write_sf = sf != 0.0 && sf != 1.0;
-                let write_ao = ao != 0.0 || !write_sf;
-                if !write_sf {
-                    out.remove_attr("scale_factor");
+                Action::Convert(t) => {
+                    out.attrs = pv().out.attrs;
+                    out.ty = t;
+                    nco_core::fill::convert_fill_attrs(out, t);
                 }
-                if !write_ao {
-                    out.remove_attr("add_offset");
+                Action::Pack(t) => {
+                    let pv = pv();
+                    let (sf, ao, non_finite) = self.chosen(o);
+                    // Repacking keeps the packing attributes where the input had them.
+                    out.attrs = m.vars[v].attrs.clone();
+                    let missing = pv.in_fill.is_some() || non_finite;
+                    packing::mark_packed(out, t, pv.out.ty, sf, ao, missing);
                 }
-                if write_ao {
-                    out.set_attr(Attr {
-                        name: "add_offset".into(),
-                        value: Values::from_f64_slice(ut, &[ao])
-                            .unwrap_or(Values::Double(vec![ao])),
-                    });
-                }
-                if write_sf {
-                    out.set_attr(Attr {
-                        name: "scale_factor".into(),
-                        value: Values::from_f64_slice(ut, &[sf])
-                            .unwrap_or(Values::Double(vec![sf])),
-                    });
-                }
-                out.ty = t;
             }
         }
     }
-    if !cli.std.common.no_history {
-        output::stamp_history(&mut meta, &output::command_line(&argv));
+
+    /// Pass 2: every variable into `out`, in units computed in parallel windows and
+    /// written in order ([`pipeline::for_each_ordered`]).
+    fn write(&self, out: &mut Output) -> Result<()> {
+        let units = self.units();
+        pipeline::for_each_ordered(
+            units.len(),
+            |u| self.unit_values(units[u].0, units[u].1.as_ref()),
+            |u, vals| {
+                let (o, block) = &units[u];
+                let v = self.vars[*o];
+                match block {
+                    // Unchanged: copy straight from the input.
+                    None => out.copy_unchanged(self.ds, v, self.sel, *o),
+                    Some(b) => {
+                        let first = b.first(&self.sel.for_var(self.ds.meta(), v));
+                        out.write_at(*o, &first, &vals)
+                    }
+                }
+            },
+        )
     }
-    arith::stamp_threads(&mut meta, cli.std.common.threads);
-    let tmp = TempOutput::new(&out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
-    // Pass 2: units of work, computed in parallel windows and written in order. A
-    // variable whose first dimension stays first (kept in order, reversed, or with its
-    // other dimensions re-ordered) is cut into 4 MiB blocks of rows (bounded memory, no
-    // page-fault storm); one whose first dimension moves is one unit (it needs all
-    // of it).
-    let identity = |o: usize| {
-        let v = vars[o];
-        perms[o].iter().enumerate().all(|(k, &p)| k == p)
-            && !m.vars[v].dims.iter().any(|&d| reversed[d])
-    };
-    let first_stays = |o: usize| perms[o].first().is_none_or(|&p| p == 0);
-    let second_stays = |o: usize| perms[o].get(1).is_none_or(|&p| p == 1);
-    // Per unit: the variable, and its block (None: copied unchanged as a whole).
-    let mut units: Vec<(usize, Option<nco_core::pipeline::Block>)> = Vec::new();
-    for (o, &v) in vars.iter().enumerate() {
-        if matches!(actions[o], Action::Copy) && identity(o) {
-            units.push((o, None));
-            continue;
-        }
-        let idx = sel.for_var(m, v);
-        let es = m.vars[v].ty.size();
-        let blocks = if first_stays(o) && second_stays(o) {
-            // Rows, or pieces of a row when a row is large.
-            nco_core::pipeline::blocks(&idx, es, 256 << 10)
-        } else {
-            let max_bytes = if first_stays(o) {
-                256 << 10
+
+    /// The units of work: per variable, its blocks (`None`: copied unchanged as a
+    /// whole). A variable whose first dimension stays first (kept in order, reversed,
+    /// or with its other dimensions re-ordered) is cut into blocks of rows, or pieces
+    /// of a row when the second dimension stays too (bounded memory, no page-fault
+    /// storm); one whose first dimension moves is one unit (it needs all of it).
+    fn units(&self) -> Vec<(usize, Option<pipeline::Block>)> {
+        let m = self.ds.meta();
+        let arr = &self.arr;
+        let mut units = Vec::new();
+        for (o, &v) in self.vars.iter().enumerate() {
+            let identity = arr.perms[o].iter().enumerate().all(|(k, &p)| k == p)
+                && !m.vars[v].dims.iter().any(|&d| arr.reversed[d]);
+            if self.actions[o] == Action::Copy && identity {
+                units.push((o, None));
+                continue;
+            }
+            let idx = self.sel.for_var(m, v);
+            let es = m.vars[v].ty.size();
+            let blocks = if arr.stays(o, false) && arr.stays(o, true) {
+                pipeline::blocks(&idx, es, 256 << 10)
             } else {
-                usize::MAX
+                let max_bytes = if arr.stays(o, false) {
+                    256 << 10
+                } else {
+                    usize::MAX
+                };
+                let cols = idx.get(1).map_or(1, Vec::len);
+                pipeline::row_blocks(&idx, es, max_bytes)
+                    .into_iter()
+                    .map(|(pos, len)| pipeline::Block {
+                        rows: pos..pos + len,
+                        cols: 0..cols,
+                    })
+                    .collect()
             };
-            let cols = idx.get(1).map_or(1, Vec::len);
-            nco_core::pipeline::row_blocks(&idx, es, max_bytes)
-                .into_iter()
-                .map(|(pos, len)| nco_core::pipeline::Block {
-                    rows: pos..pos + len,
-                    cols: 0..cols,
-                })
-                .collect()
-        };
-        units.extend(blocks.into_iter().map(|b| (o, Some(b))));
-    }
-    // Positions `at` of `list` (a block's rows or columns), or, when the dimension is
-    // reversed, the mirrored positions read backwards (output position k of a
-    // reversed dimension is input position n-1-k).
-    let part = |list: &[usize], at: &std::ops::Range<usize>, reversed: bool| -> Vec<usize> {
-        let n = list.len();
-        if reversed {
-            at.clone().map(|k| list[n - 1 - k]).collect()
-        } else {
-            list[at.clone()].to_vec()
+            units.extend(blocks.into_iter().map(|b| (o, Some(b))));
         }
-    };
-    let compute = |u: usize| -> Result<Values> {
-        let (o, block) = &units[u];
-        let (o, v) = (*o, vars[*o]);
+        units
+    }
+
+    /// The output values of block `block` of output variable `o` (nothing for a
+    /// variable copied whole): read in output order, permuted, then unpacked, packed
+    /// or converted.
+    fn unit_values(&self, o: usize, block: Option<&pipeline::Block>) -> Result<Values> {
+        let m = self.ds.meta();
+        let v = self.vars[o];
         let Some(b) = block else {
             return Ok(Values::with_capacity(m.vars[v].ty, 0));
         };
-        let mut idx = sel.for_var(m, v);
-        let mut rev: Vec<bool> = m.vars[v].dims.iter().map(|&d| reversed[d]).collect();
+        let mut idx = self.sel.for_var(m, v);
+        let mut rev: Vec<bool> = m.vars[v]
+            .dims
+            .iter()
+            .map(|&d| self.arr.reversed[d])
+            .collect();
         if !idx.is_empty() {
             // The block's rows (and columns, for a piece of a row) are read in output
             // order, so those dimensions need no reversal afterwards.
-            let flip = first_stays(o) && rev[0];
+            let flip = self.arr.stays(o, false) && rev[0];
             idx[0] = part(&idx[0], &b.rows, flip);
             rev[0] &= !flip;
             if idx.len() > 1 && b.cols.len() < idx[1].len() {
@@ -489,51 +553,52 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             }
         }
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-        let x = permute(ds.read(v, &idx)?, &shape, &perms[o], &rev);
-        Ok(match actions[o] {
-            Action::Copy => x,
-            Action::Unpack | Action::Pack(_) | Action::Convert(_) => {
-                let pv = arith::prepare(m, v, hdf);
-                if let (Action::Pack(t), None) = (actions[o], &pv.pack) {
-                    // Unpacked floating-point data packs straight from its stored values.
-                    let (sf, ao, _) = chosen(o);
-                    if let Some(p) = packing::pack_float(&x, pv.in_fill, t, sf, ao) {
-                        return Ok(p);
-                    }
-                }
-                if let (Action::Unpack, Some(p)) = (actions[o], &pv.pack) {
-                    if let Some(u) = packing::unpack_single(&x, pv.in_fill, p, pv.out_fill) {
-                        return Ok(u);
-                    }
-                }
-                let f = pv.unpacked(&x);
-                let miss = pv.in_fill.map(|_| pv.out_fill);
-                let res = || -> Vec<Option<f64>> {
-                    f.iter()
-                        .map(|&y| if Some(y) == miss { None } else { Some(y) })
-                        .collect()
-                };
-                match actions[o] {
-                    Action::Pack(t) => {
-                        let (sf, ao, _) = chosen(o);
-                        packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or(x)
-                    }
-                    Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,
-                    _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill).0,
+        let x = permute(self.ds.read(v, &idx)?, &shape, &self.arr.perms[o], &rev);
+        let action = self.actions[o];
+        if action == Action::Copy {
+            return Ok(x);
+        }
+        let pv = arith::prepare(m, v, self.hdf);
+        let (sf, ao, _) = self.chosen(o);
+        match (action, &pv.pack) {
+            (Action::Pack(t), None) => {
+                // Unpacked floating-point data packs straight from its stored values.
+                if let Some(p) = packing::pack_float(&x, pv.in_fill, t, sf, ao) {
+                    return Ok(p);
                 }
             }
-        })
-    };
-    nco_core::pipeline::for_each_ordered(units.len(), compute, |u, vals| {
-        let (o, block) = &units[u];
-        match block {
-            // Unchanged: copy straight from the input.
-            None => extract::copy_unchanged(&ds, vars[*o], &sel, &mut of, *o),
-            Some(b) => of.write_at(*o, &b.first(&sel.for_var(m, vars[*o])), &vals),
+            (Action::Unpack, Some(p)) => {
+                if let Some(u) = packing::unpack_single(&x, pv.in_fill, p, pv.out_fill) {
+                    return Ok(u);
+                }
+            }
+            _ => {}
         }
-    })?;
-    of.finish()?;
-    tmp.commit()
+        let f = pv.unpacked(&x);
+        let miss = pv.in_fill.map(|_| pv.out_fill);
+        let res = || -> Vec<Option<f64>> {
+            f.iter()
+                .map(|&y| if Some(y) == miss { None } else { Some(y) })
+                .collect()
+        };
+        Ok(match action {
+            Action::Pack(t) => packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or(x),
+            Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,
+            _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill).0,
+        })
+    }
+}
+
+/// Positions `at` of `list` (a block's rows or columns), or, when the dimension is
+/// `reversed`, the mirrored positions read backwards (output position k of a reversed
+/// dimension is input position n-1-k).
+fn part(list: &[usize], at: &std::ops::Range<usize>, reversed: bool) -> Vec<usize> {
+    let n = list.len();
+    if reversed {
+        at.clone().map(|k| list[n - 1 - k]).collect()
+    } else {
+        list[at.clone()].to_vec()
+    }
 }
 
 #[cfg(test)]

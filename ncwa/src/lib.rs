@@ -11,12 +11,11 @@ use rayon::prelude::*;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::{Dataset, OutFile};
-use nco_core::extract::{self, StorageArgs};
-use nco_core::hyperslab::{self, Selection};
+use nco_core::dataset::Dataset;
+use nco_core::hyperslab::Selection;
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
-use nco_core::model::{Dim, Meta, Var};
-use nco_core::output::{self, TempOutput};
+use nco_core::model::{Dim, Format, Meta, Var};
+use nco_core::target::Output;
 use nco_core::types::Values;
 use nco_core::{Error, Result};
 
@@ -168,6 +167,7 @@ pub fn parse_condition(s: &str) -> Result<(String, MaskTest)> {
 /// Bytes read per block when streaming a variable.
 const BLOCK_BYTES: usize = 8 << 20;
 
+/// A weight or mask variable, unpacked, under the selection.
 struct Aux {
     values: Vec<f64>,
     dims: Vec<usize>,
@@ -194,15 +194,22 @@ fn aux_strides(
     Some(strides)
 }
 
+/// The part of auxiliary array `a` (strides `stride`) from row `first` of the
+/// variable's first dimension on.
+fn aux_part<'a>(a: &'a Aux, stride: &'a [usize], first: usize) -> Broadcast<'a> {
+    let shift = stride.first().map_or(0, |s| first * s);
+    Broadcast {
+        values: &a.values[shift..],
+        stride,
+    }
+}
+
+/// What happens to each output variable.
 enum Job {
-    Copy {
-        output: usize,
-    },
-    Reduce {
-        pv: Box<ProcVar>,
-        output: usize,
-        coord: bool,
-    },
+    /// Copied unchanged (no reduced dimension).
+    Copy,
+    /// Reduced; `coord` for coordinates, which are averaged whatever `-y` says.
+    Reduce { pv: Box<ProcVar>, coord: bool },
 }
 
 /// Run ncwa with `argv`.
@@ -217,9 +224,77 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.std.slab.specs()?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
-    let out_path = target.path.to_string_lossy().into_owned();
-    let input = inputs[0].clone();
-    let mask_test = match (&cli.mask_condition, &cli.mask_var) {
+    let input = &inputs[0];
+    let mask_test = mask_test(&cli)?;
+    let ds = Dataset::open(input)?;
+    let meta = ds.meta();
+    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
+    let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
+    let avg_dims = reduced_dims(cli.avg.as_deref(), meta, input)?;
+    let weight = match &cli.weight {
+        Some(w) => {
+            let a = read_aux(&ds, &sel, w, "weight", cli.arith.hdf_upk)?;
+            if a.values.iter().sum::<f64>() == 0.0 {
+                return Err(Error::var(w, "weights sum to zero"));
+            }
+            Some(a)
+        }
+        None => None,
+    };
+    let mask = match &mask_test {
+        Some((name, t)) => {
+            let mut a = read_aux(&ds, &sel, name, "mask", cli.arith.hdf_upk)?;
+            for v in &mut a.values {
+                *v = if t.op.test(*v, t.value) { 1.0 } else { 0.0 };
+            }
+            Some(a)
+        }
+        None => None,
+    };
+    let r = Reduction {
+        ds: &ds,
+        sel: &sel,
+        avg_dims: &avg_dims,
+        op,
+        weight: weight.as_ref(),
+        mask: mask.as_ref(),
+        no_coord_weight: cli.no_coord_weight,
+        normalize: !cli.numerator,
+    };
+    let (mut out, jobs) = define(&cli, &r, &vars, target.format_for(meta.format)?);
+    // Compute in parallel over variables.
+    let results: Vec<Result<Option<(Values, Var)>>> = jobs
+        .into_par_iter()
+        .map(|job| match job {
+            Job::Copy => Ok(None),
+            Job::Reduce { mut pv, coord } => {
+                let vals = r.reduce(prog, &mut pv, coord)?;
+                Ok(Some((vals, pv.out)))
+            }
+        })
+        .collect();
+    let mut computed: Vec<Option<Values>> = vec![None; out.vars.len()];
+    for (o, res) in results.into_iter().enumerate() {
+        if let Some((vals, var)) = res? {
+            out.vars[o] = var;
+            computed[o] = Some(vals);
+        }
+    }
+    let mut file = Output::create(&target, out)?;
+    for (o, v) in vars.iter().enumerate() {
+        match &computed[o] {
+            Some(vals) => file.write(o, 0, vals)?,
+            None => file.copy_unchanged(&ds, *v, &sel, o)?,
+        }
+    }
+    file.commit()
+}
+
+/// The mask test of `-B`, or of `-m` with `-M` and `-T`: (mask variable, test).
+///
+/// Errors: a `-B` condition that cannot be parsed, an unknown `-T`.
+fn mask_test(cli: &Cli) -> Result<Option<(String, MaskTest)>> {
+    Ok(match (&cli.mask_condition, &cli.mask_var) {
         (Some(c), _) => Some(parse_condition(c)?),
         (None, Some(m)) => {
             let op = match &cli.mask_op {
@@ -231,81 +306,62 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
                 })?,
                 None => Cmp::Eq,
             };
-            Some((
-                m.clone(),
-                MaskTest {
-                    op,
-                    value: cli.mask_value.unwrap_or(1.0),
-                },
-            ))
+            let value = cli.mask_value.unwrap_or(1.0);
+            Some((m.clone(), MaskTest { op, value }))
         }
         (None, None) => None,
+    })
+}
+
+/// The dimensions `-a` reduces (all without it).
+///
+/// Errors: a dimension not in the input (named).
+fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &str) -> Result<Vec<usize>> {
+    let Some(list) = avg else {
+        return Ok((0..meta.dims.len()).collect());
     };
-    let ds = Dataset::open(&input)?;
-    let meta = ds.meta();
-    let sel = hyperslab::resolve(
-        meta,
-        &specs,
-        cli.std.slab.fortran,
-        cli.std.slab.user_order,
-        &|v| ds.read_all(v),
-    )?;
-    let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
-    // Dimensions to reduce.
-    let avg_dims: Vec<usize> = match &cli.avg {
-        Some(list) => nco_core::select::split_list(list)
-            .iter()
-            .map(|n| {
-                meta.dim_id(n).ok_or_else(|| {
-                    Error::option(
-                        "-a",
-                        format!("dimension {n} is not in the input file {input}"),
-                    )
-                })
+    nco_core::select::split_list(list)
+        .iter()
+        .map(|n| {
+            meta.dim_id(n).ok_or_else(|| {
+                Error::option(
+                    "-a",
+                    format!("dimension {n} is not in the input file {input}"),
+                )
             })
-            .collect::<Result<_>>()?,
-        None => (0..meta.dims.len()).collect(),
-    };
-    let read_aux = |name: &str, what: &str| -> Result<Aux> {
-        let id = meta.var_id(name).ok_or_else(|| {
-            Error::var(
-                name,
-                format!("{what} variable is not in the input file {input}"),
-            )
-        })?;
-        let pv = arith::prepare(meta, id, cli.arith.hdf_upk);
-        let x = ds.read(id, &sel.for_var(meta, id))?;
-        Ok(Aux {
-            values: pv.unpacked(&x),
-            dims: meta.vars[id].dims.clone(),
         })
-    };
-    let weight = match &cli.weight {
-        Some(w) => {
-            let a = read_aux(w, "weight")?;
-            if a.values.iter().sum::<f64>() == 0.0 {
-                return Err(Error::var(w, "weights sum to zero"));
-            }
-            Some(a)
-        }
-        None => None,
-    };
-    let mask = match &mask_test {
-        Some((name, t)) => {
-            let mut a = read_aux(name, "mask")?;
-            for v in &mut a.values {
-                *v = if t.op.test(*v, t.value) { 1.0 } else { 0.0 };
-            }
-            Some(a)
-        }
-        None => None,
-    };
-    // Output definitions.
-    let mut out = Meta::new(cli.std.format.format()?.unwrap_or(meta.format));
+        .collect()
+}
+
+/// Read the weight or mask variable `name` (`what`) under `sel`, unpacked.
+///
+/// Errors: the variable is not in the input, and read errors.
+fn read_aux(ds: &Dataset, sel: &Selection, name: &str, what: &str, hdf: bool) -> Result<Aux> {
+    let meta = ds.meta();
+    let id = meta.var_id(name).ok_or_else(|| {
+        Error::var(
+            name,
+            format!("{what} variable is not in the input file {}", ds.path()),
+        )
+    })?;
+    let pv = arith::prepare(meta, id, hdf);
+    let x = ds.read(id, &sel.for_var(meta, id))?;
+    Ok(Aux {
+        values: pv.unpacked(&x),
+        dims: meta.vars[id].dims.clone(),
+    })
+}
+
+/// The output's definitions in `format` and what happens to each variable of `vars`:
+/// reduced dimensions removed (kept with size 1 with `-b`), variables without one
+/// copied, the others reduced (with a `_FillValue` when masked, and `cell_methods`).
+fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta, Vec<Job>) {
+    let (meta, sel, avg_dims) = (r.ds.meta(), r.sel, r.avg_dims);
+    let mut out = Meta::new(format);
     out.attrs = meta.attrs.clone();
     let mut dim_map: Vec<Option<usize>> = vec![None; meta.dims.len()];
     let mut jobs = Vec::with_capacity(vars.len());
-    for &v in &vars {
+    for &v in vars {
         let var = &meta.vars[v];
         let reduced: Vec<usize> = var
             .dims
@@ -315,8 +371,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             .collect();
         let mut odims = Vec::new();
         for &d in &var.dims {
-            let is_red = reduced.contains(&d);
-            if is_red && !cli.retain {
+            if reduced.contains(&d) && !cli.retain {
                 continue;
             }
             let od = *dim_map[d].get_or_insert_with(|| {
@@ -334,17 +389,16 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             });
             odims.push(od);
         }
-        let output = out.vars.len();
         if reduced.is_empty() {
             let mut ov = var.clone();
             ov.dims = odims;
             out.vars.push(ov);
-            jobs.push(Job::Copy { output });
+            jobs.push(Job::Copy);
             continue;
         }
         let mut pv = arith::prepare(meta, v, cli.arith.hdf_upk);
         pv.out.dims = odims;
-        if mask.is_some() && pv.out.attr("_FillValue").is_none() {
+        if r.mask.is_some() && pv.out.attr("_FillValue").is_none() {
             // With a mask NCO gives every averaged variable a _FillValue (the type's
             // default), whether or not an element ends up masked out.
             let ty = pv.out.ty;
@@ -353,129 +407,95 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         let coord = meta.is_coord_var(var);
         if !cli.no_cell_methods {
             let names: Vec<String> = reduced.iter().map(|&d| meta.dims[d].name.clone()).collect();
-            let method = if coord {
-                Op::Avg.cell_method()
-            } else {
-                op.cell_method()
-            };
+            let method = if coord { Op::Avg } else { r.op }.cell_method();
             arith::add_cell_methods(&mut pv.out, &names, method);
         }
         out.vars.push(pv.out.clone());
         jobs.push(Job::Reduce {
             pv: Box::new(pv),
-            output,
             coord,
         });
     }
-    extract::warn_storage_on_classic(
-        prog,
-        out.format,
-        &StorageArgs {
-            deflate: cli.std.format.deflate,
-            chunk: cli.std.format.chunk.clone(),
-        },
-    );
-    // Compute in parallel over variables.
-    let results: Vec<Result<(usize, Option<Values>, Option<Var>)>> = jobs
-        .into_par_iter()
-        .map(|job| match job {
-            Job::Copy { output, .. } => Ok((output, None, None)),
-            Job::Reduce {
-                mut pv,
-                output,
-                coord,
-            } => {
-                let var = &meta.vars[pv.id];
-                let this_op = if coord { Op::Avg } else { op };
-                let apply_aux = !(coord && cli.no_coord_weight);
-                let idx = sel.for_var(meta, pv.id);
-                let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
-                // Output strides: kept dimensions only.
-                let mut out_stride = vec![0usize; shape.len()];
-                let mut acc_n = 1usize;
-                for k in (0..shape.len()).rev() {
-                    if !avg_dims.contains(&var.dims[k]) {
-                        out_stride[k] = acc_n;
-                        acc_n *= shape[k];
-                    }
-                }
-                let wst = weight
-                    .as_ref()
-                    .filter(|_| apply_aux)
-                    .and_then(|w| aux_strides(meta, &sel, &var.dims, &w.dims).map(|s| (w, s)));
-                let mst = mask
-                    .as_ref()
-                    .filter(|_| apply_aux)
-                    .and_then(|m| aux_strides(meta, &sel, &var.dims, &m.dims).map(|s| (m, s)));
-                let mut acc = Accum::new(this_op, acc_n);
-                // Stream the variable in blocks of whole rows of its first dimension.
-                ds.read_blocks(pv.id, &idx, BLOCK_BYTES, |pos, x| {
-                    let mut bshape = shape.clone();
-                    if let Some(first) = bshape.first_mut() {
-                        *first = x.len() / shape[1..].iter().product::<usize>().max(1);
-                    }
-                    let base = if shape.is_empty() {
-                        0
-                    } else {
-                        pos * out_stride[0]
-                    };
-                    let shift =
-                        |b: &(&Aux, Vec<usize>)| if shape.is_empty() { 0 } else { pos * b.1[0] };
-                    kernels::add_reduce(
-                        &mut acc,
-                        &x,
-                        &bshape,
-                        &out_stride,
-                        base,
-                        pv.in_fill,
-                        pv.pack.as_ref(),
-                        wst.as_ref().map(|w| Broadcast {
-                            values: &w.0.values[shift(w)..],
-                            stride: &w.1,
-                        }),
-                        mst.as_ref().map(|m| Broadcast {
-                            values: &m.0.values[shift(m)..],
-                            stride: &m.1,
-                        }),
-                    );
-                    Ok(())
-                })?;
-                let res = acc.finish(!cli.numerator);
-                if res.iter().any(|r| r.is_some_and(f64::is_nan))
-                    && wst.is_some()
-                    && this_op == Op::Avg
-                {
-                    return Err(Error::var(
-                        &var.name,
-                        "weights sum to zero over the averaged elements",
-                    ));
-                }
-                let vals = pv.finish(prog, &res);
-                Ok((output, Some(vals), Some(pv.out)))
+    (out, jobs)
+}
+
+/// The reduction of one run: which dimensions, which statistic, the weights and mask.
+struct Reduction<'a> {
+    ds: &'a Dataset,
+    sel: &'a Selection,
+    avg_dims: &'a [usize],
+    op: Op,
+    weight: Option<&'a Aux>,
+    mask: Option<&'a Aux>,
+    /// `-I`: coordinates are neither weighted nor masked.
+    no_coord_weight: bool,
+    /// Divide by the weight sum (not with `-N`).
+    normalize: bool,
+}
+
+impl Reduction<'_> {
+    /// The reduced values of the variable `pv` plans (`coord`: a coordinate, always
+    /// averaged), streamed in blocks of whole rows of its first dimension; `pv`'s
+    /// output definition gains a `_FillValue` when a result is missing.
+    ///
+    /// Errors: weights summing to zero over the averaged elements, read errors.
+    fn reduce(&self, prog: &str, pv: &mut ProcVar, coord: bool) -> Result<Values> {
+        let (meta, sel) = (self.ds.meta(), self.sel);
+        let var = &meta.vars[pv.id];
+        let this_op = if coord { Op::Avg } else { self.op };
+        let apply_aux = !(coord && self.no_coord_weight);
+        let idx = sel.for_var(meta, pv.id);
+        let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
+        // Output strides: kept dimensions only.
+        let mut out_stride = vec![0usize; shape.len()];
+        let mut acc_n = 1usize;
+        for k in (0..shape.len()).rev() {
+            if !self.avg_dims.contains(&var.dims[k]) {
+                out_stride[k] = acc_n;
+                acc_n *= shape[k];
             }
-        })
-        .collect();
-    let mut computed: Vec<Option<Values>> = vec![None; out.vars.len()];
-    for r in results {
-        let (o, vals, var) = r?;
-        if let Some(v) = var {
-            out.vars[o] = v;
         }
-        computed[o] = vals;
-    }
-    if !cli.std.common.no_history {
-        output::stamp_history(&mut out, &output::command_line(&argv));
-    }
-    arith::stamp_threads(&mut out, cli.std.common.threads);
-    let tmp = TempOutput::new(&out_path, prog)?;
-    let hdr_pad = cli.std.format.hdr_pad.unwrap_or(0);
-    let mut of = OutFile::create(tmp.path(), &out, hdr_pad)?;
-    for (o, v) in vars.iter().enumerate() {
-        match &computed[o] {
-            Some(vals) => of.write(o, 0, vals)?,
-            None => extract::copy_unchanged(&ds, *v, &sel, &mut of, o)?,
+        let strides = |a: &Aux| aux_strides(meta, sel, &var.dims, &a.dims);
+        let wst = self
+            .weight
+            .filter(|_| apply_aux)
+            .and_then(|w| Some((w, strides(w)?)));
+        let mst = self
+            .mask
+            .filter(|_| apply_aux)
+            .and_then(|m| Some((m, strides(m)?)));
+        let mut acc = Accum::new(this_op, acc_n);
+        self.ds.read_blocks(pv.id, &idx, BLOCK_BYTES, |pos, x| {
+            let mut bshape = shape.clone();
+            if let Some(first) = bshape.first_mut() {
+                *first = x.len() / shape[1..].iter().product::<usize>().max(1);
+            }
+            let base = if shape.is_empty() {
+                0
+            } else {
+                pos * out_stride[0]
+            };
+            let first = if shape.is_empty() { 0 } else { pos };
+            kernels::add_reduce(
+                &mut acc,
+                &x,
+                &bshape,
+                &out_stride,
+                base,
+                pv.in_fill,
+                pv.pack.as_ref(),
+                wst.as_ref().map(|(a, st)| aux_part(a, st, first)),
+                mst.as_ref().map(|(a, st)| aux_part(a, st, first)),
+            );
+            Ok(())
+        })?;
+        let res = acc.finish(self.normalize);
+        if res.iter().any(|r| r.is_some_and(f64::is_nan)) && wst.is_some() && this_op == Op::Avg {
+            return Err(Error::var(
+                &var.name,
+                "weights sum to zero over the averaged elements",
+            ));
         }
+        Ok(pv.finish(prog, &res))
     }
-    of.finish()?;
-    tmp.commit()
 }

@@ -4,7 +4,7 @@
 //! with `_FillValue` converted to that type; integer results are rounded (ties to even)
 //! and, as in NCO, wrap when out of range (we also warn, see README).
 
-use crate::dataset::Dataset;
+use crate::dataset::{Block, Dataset};
 use crate::error::Result;
 use crate::kernels::{self, reduce::Accum};
 use crate::model::{Attr, Meta, Var};
@@ -95,6 +95,29 @@ pub fn accumulate_from(
         kernels::add_elementwise(acc, &ds.read(var, idx)?, fill, pack, w);
     }
     Ok(())
+}
+
+/// The valid range of variable `pv.id` of `ds` under the index lists `idx`, after
+/// unpacking (fill values skipped; non-finite values counted): what NCO's packing
+/// parameters are computed from. Read in blocks of about 1 MiB, straight from the
+/// file's big-endian bytes for classic files.
+///
+/// Errors: read errors.
+pub fn valid_range_of(
+    ds: &Dataset,
+    pv: &ProcVar,
+    idx: &[Vec<usize>],
+) -> Result<kernels::ValidRange> {
+    let mut r = kernels::ValidRange::EMPTY;
+    let ty = ds.meta().vars[pv.id].ty;
+    ds.read_blocks_raw(pv.id, idx, 1 << 20, |_, x| {
+        r = r.merge(match x {
+            Block::Be(raw) => kernels::valid_range_be(ty, raw, pv.in_fill, pv.pack.as_ref()),
+            Block::Values(x) => kernels::valid_range(&x, pv.in_fill, pv.pack.as_ref()),
+        });
+        Ok(())
+    })?;
+    Ok(r)
 }
 
 /// Warn on stderr that `over` integer results of `var` overflowed its type `ty` and

@@ -9,8 +9,8 @@
 
 pub use nco_kernels::packing::*;
 
-use crate::model::Var;
-use crate::types::NcType;
+use crate::model::{Attr, Var};
+use crate::types::{NcType, Values};
 
 /// The packing of `var`, `None` when it has neither `scale_factor` nor `add_offset`.
 pub fn packing_of(var: &Var, hdf: bool) -> Option<Packing> {
@@ -43,11 +43,44 @@ pub fn mark_unpacked(var: &mut Var, p: &Packing) {
     crate::rules::fill::convert_fill_attrs(var, p.unpacked_type);
 }
 
+/// Give `var` (the input variable's definition and attributes, unpacked type
+/// `unpacked`) the definition of its packed form of type `ty` with parameters `sf`
+/// (scale_factor) and `ao` (add_offset), as NCO 5.1.4's ncpdq writes it: the fill
+/// attributes in the unpacked type, a `_FillValue` of the packed type's default (and
+/// no `missing_value`) when values are `missing` (fill values or non-finite values
+/// to pack), `scale_factor` only when it is neither 0 nor 1, `add_offset` when it is
+/// not 0 or there is no `scale_factor`; both attributes in the unpacked type.
+pub fn mark_packed(var: &mut Var, ty: NcType, unpacked: NcType, sf: f64, ao: f64, missing: bool) {
+    crate::rules::fill::convert_fill_attrs(var, unpacked);
+    if missing {
+        var.remove_attr("missing_value");
+        crate::rules::fill::set_fill_attr(var, ty, crate::rules::fill::default_fill(ty));
+    }
+    let write_sf = sf != 0.0 && sf != 1.0;
+    let write_ao = ao != 0.0 || !write_sf;
+    if !write_sf {
+        var.remove_attr("scale_factor");
+    }
+    if !write_ao {
+        var.remove_attr("add_offset");
+    }
+    let attr = |name: &str, x: f64| Attr {
+        name: name.into(),
+        value: Values::from_f64_slice(unpacked, &[x]).unwrap_or(Values::Double(vec![x])),
+    };
+    if write_ao {
+        var.set_attr(attr("add_offset", ao));
+    }
+    if write_sf {
+        var.set_attr(attr("scale_factor", sf));
+    }
+    var.ty = ty;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Attr, Storage};
-    use crate::types::Values;
+    use crate::model::Storage;
 
     #[test]
     fn netcdf_and_hdf_conventions() {
