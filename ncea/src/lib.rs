@@ -17,15 +17,14 @@ use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::OutFile;
-use nco_core::extract::{self, RecordChange, StorageArgs};
-use nco_core::hyperslab;
+use nco_core::dataset::Dataset;
+use nco_core::extract::RecordChange;
+use nco_core::hyperslab::Selection;
 use nco_core::kernels::reduce::{Accum, Op};
-use nco_core::model::Dim;
-use nco_core::multifile;
-use nco_core::output::{self, Existing, TempOutput};
-use nco_core::pipeline;
+use nco_core::model::{Dim, Meta};
+use nco_core::target::Output;
 use nco_core::types::Values;
+use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
@@ -89,76 +88,64 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         cli.std.common.path.as_deref(),
         cli.inputs.nintap.as_deref(),
     )?;
-    let existing = output::resolve_existing(
-        prog,
-        &inputs.output,
-        cli.std.common.overwrite,
-        cli.std.common.append,
-    )?;
-    if existing == Existing::Append {
-        return Err(Error::option(
-            "-A",
-            format!("appending is not supported by {prog}; use -O"),
-        ));
-    }
+    let existing = cli.std.common.existing(prog, &inputs.output, false)?;
     let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
-    let sel = hyperslab::resolve(
-        first,
-        &specs,
-        cli.std.slab.fortran,
-        cli.std.slab.user_order,
-        &|v| sets[0].read_all(v),
-    )?;
+    let sel = cli.std.slab.resolve_specs(&sets[0], &specs)?;
     let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
-    // Members must agree on every selected variable's type and shape.
-    for ds in &sets[1..] {
-        let m = ds.meta();
-        for &v in &vars {
-            let var = &first.vars[v];
-            let other = m.var(&var.name).ok_or_else(|| {
-                Error::var(
-                    &var.name,
-                    format!("is missing from member file {}", ds.path()),
-                )
-            })?;
-            if other.ty != var.ty || m.shape(other) != first.shape(var) {
-                return Err(Error::var(
-                    &var.name,
-                    format!(
-                        "differs in type or shape between {} ({} {:?}) and {} ({} {:?})",
-                        sets[0].path(),
-                        var.ty,
-                        first.shape(var),
-                        ds.path(),
-                        other.ty,
-                        m.shape(other)
-                    ),
-                ));
-            }
-        }
+    multifile::check_members(&sets, &vars)?;
+    let mut target = cli.std.target(prog, &argv, &inputs.output, existing)?;
+    if !cli.inputs.no_file_list {
+        target.provenance.input_list = inputs.recorded();
     }
-    let storage = StorageArgs {
-        deflate: cli.std.format.deflate,
-        chunk: cli.std.format.chunk.clone(),
+    let members = Members {
+        prog,
+        sets: &sets,
+        sel: &sel,
+        vars: &vars,
     };
-    let format = cli.std.format.format()?.unwrap_or(first.format);
-    extract::warn_storage_on_classic(prog, format, &storage);
-    let rec_change = if concat {
-        RecordChange {
+    if concat {
+        // ncecat: every existing record dimension becomes fixed.
+        let rec_change = RecordChange {
             fix: Some("all".into()),
             make: None,
-        }
-    } else {
-        RecordChange::default()
-    };
-    let plan = extract::plan(first, &vars, &sel, format, &rec_change, &storage)?;
-    let mut meta = plan.meta.clone();
-    let stacked: Vec<bool> = vars
-        .iter()
-        .map(|&v| concat && !arith::is_coordinate_like(first, v))
-        .collect();
-    if concat {
+        };
+        let mut meta = target.plan_extract(first, &vars, &sel, &rec_change)?.meta;
+        let stacked = members.stack(&cli, &mut meta)?;
+        let mut out = Output::create(&target, meta)?;
+        members.write_stacked(&stacked, &mut out)?;
+        return out.commit();
+    }
+    let mut meta = target
+        .plan_extract(first, &vars, &sel, &RecordChange::default())?
+        .meta;
+    let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
+    let mut out = Output::create(&target, meta)?;
+    members.write_statistics(op, &procs, &mut out)?;
+    out.commit()
+}
+
+/// The members of one run (the first one's variables `vars` under `sel`).
+struct Members<'a> {
+    prog: &'a str,
+    sets: &'a [Dataset],
+    sel: &'a Selection,
+    vars: &'a [usize],
+}
+
+impl Members<'_> {
+    /// ncecat's output definitions: the new leading record dimension (`-u`, `record`
+    /// by default) added to every variable except coordinate-like ones; without the
+    /// first file's global attributes with `-M`. Returns which variables are stacked.
+    ///
+    /// Errors: the new dimension's name is already taken.
+    fn stack(&self, cli: &Cli, meta: &mut Meta) -> Result<Vec<bool>> {
+        let first = self.sets[0].meta();
+        let stacked: Vec<bool> = self
+            .vars
+            .iter()
+            .map(|&v| !arith::is_coordinate_like(first, v))
+            .collect();
         let name = cli.record_name.clone().unwrap_or_else(|| "record".into());
         if meta.dim_id(&name).is_some() {
             return Err(Error::option(
@@ -170,7 +157,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             0,
             Dim {
                 name,
-                len: sets.len(),
+                len: self.sets.len(),
                 unlimited: true,
             },
         );
@@ -187,52 +174,59 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         if cli.no_global_meta {
             meta.attrs.clear();
         }
+        Ok(stacked)
     }
-    let mut procs: Vec<Option<ProcVar>> = vec![None; vars.len()];
-    if !concat {
-        for (o, &v) in vars.iter().enumerate() {
-            if arith::is_fixed_by_convention(first, v) || !arith::is_arith(first.vars[v].ty) {
-                continue;
-            }
-            let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
-            pv.place_as(&meta.vars[o]);
-            meta.vars[o] = pv.out.clone();
-            procs[o] = Some(pv);
-        }
-    }
-    if !cli.std.common.no_history {
-        output::stamp_history(&mut meta, &output::command_line(&argv));
-    }
-    if !cli.inputs.no_file_list {
-        if let Some(files) = inputs.recorded() {
-            multifile::stamp_input_list(&mut meta, &files);
-        }
-    }
-    arith::stamp_threads(&mut meta, cli.std.common.threads);
-    let tmp = TempOutput::new(&inputs.output, prog)?;
-    let mut of = OutFile::create(tmp.path(), &meta, cli.std.format.hdr_pad.unwrap_or(0))?;
-    let pb = nco_core::progress::bar(vars.len() as u64, prog);
-    if concat {
-        for (o, &v) in vars.iter().enumerate() {
+
+    /// ncecat's data: the `stacked` variables member by member along the new
+    /// dimension, the others copied from the first member.
+    fn write_stacked(&self, stacked: &[bool], out: &mut Output) -> Result<()> {
+        let (sets, sel) = (self.sets, self.sel);
+        let first = sets[0].meta();
+        let pb = nco_core::progress::bar(self.vars.len() as u64, self.prog);
+        for (o, &v) in self.vars.iter().enumerate() {
             if !stacked[o] {
-                extract::copy_unchanged(&sets[0], v, &sel, &mut of, o)?;
+                out.copy_unchanged(&sets[0], v, sel, o)?;
             } else {
                 for (k, ds) in sets.iter().enumerate() {
-                    let m = ds.meta();
-                    let id = m.var_id(&first.vars[v].name).unwrap_or(v);
+                    let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
                     let vals = ds.read(id, &sel.for_var(first, v))?;
-                    of.write(o, k, &vals)?;
+                    out.write(o, k, &vals)?;
                 }
             }
             pb.inc(1);
         }
-    } else {
-        // Copied variables first; then the computed ones in units of at most 4 MiB of
-        // rows, processed in parallel windows and written in order: memory is bounded
-        // by a few units, whatever the variable size or the number of members.
+        pb.finish_and_clear();
+        Ok(())
+    }
+
+    /// nces's arithmetic plans (none for NCO's fixed variables and text, which are
+    /// copied), their definitions put into the planned `meta`.
+    fn arithmetic(&self, hdf: bool, meta: &mut Meta) -> Vec<Option<ProcVar>> {
+        let first = self.sets[0].meta();
+        let mut procs: Vec<Option<ProcVar>> = vec![None; self.vars.len()];
+        for (o, &v) in self.vars.iter().enumerate() {
+            if arith::is_fixed_by_convention(first, v) || !arith::is_arith(first.vars[v].ty) {
+                continue;
+            }
+            let mut pv = arith::prepare(first, v, hdf);
+            pv.place_as(&meta.vars[o]);
+            meta.vars[o] = pv.out.clone();
+            procs[o] = Some(pv);
+        }
+        procs
+    }
+
+    /// nces's data: copied variables first; then the statistic `op` of the computed
+    /// ones across the members, in units of rows of about 256 KiB processed in
+    /// parallel windows and written in order: memory is bounded by a few units,
+    /// whatever the variable size or the number of members.
+    fn write_statistics(&self, op: Op, procs: &[Option<ProcVar>], out: &mut Output) -> Result<()> {
+        let (sets, sel, vars) = (self.sets, self.sel, self.vars);
+        let first = sets[0].meta();
+        let pb = nco_core::progress::bar(vars.len() as u64, self.prog);
         for (o, &v) in vars.iter().enumerate() {
             if procs[o].is_none() {
-                extract::copy_unchanged(&sets[0], v, &sel, &mut of, o)?;
+                out.copy_unchanged(&sets[0], v, sel, o)?;
             }
         }
         let mut units: Vec<(usize, usize, usize)> = Vec::new();
@@ -257,21 +251,13 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             let n: usize = idx.iter().map(Vec::len).product();
             let mut acc = Accum::new(op, n);
             let mut buf = Vec::new();
-            for ds in &sets {
+            for ds in sets {
                 let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
-                arith::accumulate_from(
-                    &mut acc,
-                    ds,
-                    id,
-                    &idx,
-                    pv.in_fill,
-                    pv.pack.as_ref(),
-                    1.0,
-                    &mut buf,
-                )?;
+                let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
+                arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, 1.0, &mut buf)?;
             }
             let (vals, over) = acc.finish_values(true, pv.out.ty, pv.out_fill);
-            arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
+            arith::warn_overflow(self.prog, &pv.out.name, pv.out.ty, over);
             Ok(vals)
         };
         pipeline::for_each_ordered(units.len(), compute, |u, vals| {
@@ -279,10 +265,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             if pos == 0 {
                 pb.inc(1);
             }
-            of.write(o, pos, &vals)
+            out.write(o, pos, &vals)
         })?;
+        pb.finish_and_clear();
+        Ok(())
     }
-    pb.finish_and_clear();
-    of.finish()?;
-    tmp.commit()
 }

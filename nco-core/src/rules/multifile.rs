@@ -193,6 +193,113 @@ pub fn check_fixed_dims(sets: &[Dataset], vars: &[usize]) -> Result<()> {
     Ok(())
 }
 
+/// The record dimension of the first input, which the record operators need (`prog`
+/// names the operator in the error).
+///
+/// Errors: the first input has no record dimension.
+pub fn record_dim(sets: &[Dataset], prog: &str) -> Result<usize> {
+    sets[0].meta().record_dim().ok_or_else(|| {
+        Error::msg(format!(
+            "{}: has no record dimension, which {prog} needs",
+            sets[0].path()
+        ))
+    })
+}
+
+/// Check that every input has `rec_name` as its record dimension.
+///
+/// Errors name the first input that has not.
+pub fn check_record_dims(sets: &[Dataset], rec_name: &str) -> Result<()> {
+    for ds in sets {
+        let m = ds.meta();
+        if m.dim_id(rec_name).is_none_or(|d| !m.dims[d].unlimited) {
+            return Err(Error::msg(format!(
+                "{}: has no record dimension {rec_name}",
+                ds.path()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Check that every input holds the record variables of `vars` (indices in the first
+/// input).
+///
+/// Errors name the variable and the first input that lacks it.
+pub fn check_record_vars(sets: &[Dataset], vars: &[usize]) -> Result<()> {
+    let first = sets[0].meta();
+    for ds in &sets[1..] {
+        for &v in vars {
+            let var = &first.vars[v];
+            if first.is_record_var(var) && ds.meta().var_id(&var.name).is_none() {
+                return Err(Error::var(
+                    &var.name,
+                    format!("is missing from input file {}", ds.path()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Check that the members of an ensemble (nces, ncecat) agree with the first on the
+/// type and shape of every variable of `vars` (indices in the first).
+///
+/// Errors name the variable and the files (with their types and shapes).
+pub fn check_members(sets: &[Dataset], vars: &[usize]) -> Result<()> {
+    let first = sets[0].meta();
+    for ds in &sets[1..] {
+        let m = ds.meta();
+        for &v in vars {
+            let var = &first.vars[v];
+            let other = m.var(&var.name).ok_or_else(|| {
+                Error::var(
+                    &var.name,
+                    format!("is missing from member file {}", ds.path()),
+                )
+            })?;
+            if other.ty != var.ty || m.shape(other) != first.shape(var) {
+                return Err(Error::var(
+                    &var.name,
+                    format!(
+                        "differs in type or shape between {} ({} {:?}) and {} ({} {:?})",
+                        sets[0].path(),
+                        var.ty,
+                        first.shape(var),
+                        ds.path(),
+                        other.ty,
+                        m.shape(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The records the `-d` specs on the record dimension `rec_name` select across the
+/// inputs ([`pick_records`], with each input's record count, coordinate and units).
+///
+/// Errors: an input without `rec_name`, bad bounds, a selection that picks nothing.
+pub fn pick_records_in(
+    sets: &[Dataset],
+    specs: &[HyperslabSpec],
+    rec_name: &str,
+    fortran: bool,
+) -> Result<Vec<RecordPick>> {
+    let mut per_file = Vec::with_capacity(sets.len());
+    for ds in sets {
+        let m = ds.meta();
+        let d = m.dim_id(rec_name).ok_or_else(|| {
+            Error::msg(format!("{}: has no record dimension {rec_name}", ds.path()))
+        })?;
+        let coord = hyperslab::coordinate_values(m, &|v| ds.read_all(v), d)?;
+        let units = m.var(rec_name).and_then(|v| v.attr_text("units"));
+        per_file.push((m.dims[d].len, coord, units));
+    }
+    pick_records(specs, rec_name, &per_file, fortran)
+}
+
 /// One selected record: file index, record index in that file, and its group
 /// (sub-cycle) number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
