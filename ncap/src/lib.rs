@@ -46,9 +46,9 @@ use clap::{ArgAction, CommandFactory, Parser};
 
 use nco_core::cli::{self, CommonArgs, FormatArgs};
 use nco_core::dataset::Dataset;
-use nco_core::extract::StorageArgs;
 use nco_core::model::{Format, Meta};
 use nco_core::output::{self, Existing};
+use nco_core::target::Target;
 use nco_core::{Error, Result};
 
 use ast::Stmt;
@@ -124,9 +124,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         return Ok(());
     };
     let stmts = parse_scripts(&cli)?;
-    let (input, out_path) = files(prog, &cli)?;
+    let (input, mut target) = files(prog, &argv, &cli)?;
     let ds = input.as_deref().map(Dataset::open).transpose()?;
-    let format = match (cli.format.format()?, &ds) {
+    let format = match (target.format, &ds) {
         (Some(f), _) => f,
         (None, Some(d)) => d.meta().format,
         (None, None) => Format::Classic,
@@ -139,37 +139,19 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     // NCO stamps the history (and NCO attribute) before the script runs, so attributes
     // the script adds come after them.
-    if !cli.common.no_history {
+    if let Some(command) = target.provenance.command.take() {
         let mut m = Meta::new(ctx.input.format);
         m.attrs = std::mem::take(&mut ctx.globals);
-        output::stamp_history(&mut m, &output::command_line(&argv));
+        output::stamp_history(&mut m, &command);
         ctx.globals = m.attrs;
     }
     ctx.run(&stmts)?;
-    outfile::write(
-        prog,
-        &out_options(&cli),
-        ds.as_ref(),
-        &ctx,
-        &out_path,
-        format,
-        stream.as_ref(),
-    )
-}
-
-/// What the output holds besides the script's variables, and its storage.
-fn out_options(cli: &Cli) -> outfile::Options {
-    outfile::Options {
+    let opts = outfile::Options {
         only_defined: cli.only_defined,
         no_coords: cli.no_coords,
         all_coords: cli.all_coords,
-        storage: StorageArgs {
-            deflate: cli.format.deflate,
-            chunk: cli.format.chunk.clone(),
-        },
-        hdr_pad: cli.format.hdr_pad.unwrap_or(0),
-        threads: cli.common.threads,
-    }
+    };
+    outfile::write(&opts, ds.as_ref(), &ctx, &target, format, stream.as_ref())
 }
 
 /// The statements of every script piece ([`scripts`]), in order.
@@ -190,12 +172,12 @@ fn parse_scripts(cli: &Cli) -> Result<Vec<Stmt>> {
     Ok(stmts)
 }
 
-/// The input file (`None` without one) and the output path. With one file, it is read
-/// (when it exists) and replaced.
+/// The input file (`None` without one) and the output's target. With one file, it is
+/// read (when it exists) and replaced.
 ///
 /// Errors: other than one or two files; an existing output without `-O` (NCO's
-/// question), `-A`.
-fn files(prog: &str, cli: &Cli) -> Result<(Option<String>, String)> {
+/// question), `-A`, a bad format option.
+fn files(prog: &str, argv: &[String], cli: &Cli) -> Result<(Option<String>, Target)> {
     let mut files = cli.files.clone();
     if let Some(o) = &cli.common.output {
         files.push(o.clone());
@@ -228,7 +210,8 @@ fn files(prog: &str, cli: &Cli) -> Result<(Option<String>, String)> {
             "appending is not supported by ncap2 in nco-rs; use -O",
         ));
     }
-    Ok((input, out_path))
+    let target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing)?;
+    Ok((input, target))
 }
 
 /// The crate's layers, checked: each module may use only the modules before it in

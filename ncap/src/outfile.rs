@@ -3,10 +3,9 @@
 //! attribute changes), its dimensions in NCO's order, and its data (computed values,
 //! copies, or the blocks of a streamed evaluation).
 
-use nco_core::dataset::{Dataset, OutFile};
-use nco_core::extract::StorageArgs;
+use nco_core::dataset::Dataset;
 use nco_core::model::{Attr, Dim, Format, Meta, Var};
-use nco_core::output::TempOutput;
+use nco_core::target::{Output, Target};
 use nco_core::types::{NcNum, Values};
 use nco_core::{Error, Result};
 
@@ -15,7 +14,8 @@ use crate::state::Ctx;
 use crate::stream::Stream;
 use crate::value::index_map;
 
-/// What the output holds besides the script's variables, and how it is stored.
+/// What the output holds besides the script's variables (its format, storage and
+/// provenance are the [`Target`]'s).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// `-v`: only the variables the script defines (and their coordinates).
@@ -24,12 +24,6 @@ pub struct Options {
     pub no_coords: bool,
     /// `-c`: every coordinate variable of the input is added.
     pub all_coords: bool,
-    /// Deflation and chunking of netCDF-4 outputs (`-L`, `--cnk_*`).
-    pub storage: StorageArgs,
-    /// Bytes of header padding (`--hdr_pad`).
-    pub hdr_pad: u64,
-    /// Threads requested (`-t`), recorded in the output as the other operators do.
-    pub threads: Option<usize>,
 }
 
 /// Where an output variable's data comes from.
@@ -40,23 +34,22 @@ enum Source {
     Copy(usize, Vec<Attr>),
 }
 
-/// Write the output of the script run in `ctx` over `ds` to `out_path` as `format`,
-/// through a temporary file committed at the end; a streamed script (`stream`)
-/// computes and writes its blocks now.
+/// Write the output of the script run in `ctx` over `ds` to `target` as `format`,
+/// through a temporary file committed at the end ([`Output`]); a streamed script
+/// (`stream`) computes and writes its blocks now.
 ///
 /// Errors: a type the format cannot store, a text variable to pad, those of the
-/// streamed evaluation, and every I/O error (nothing is left at `out_path` then).
+/// streamed evaluation, and every I/O error (nothing is left at the output then).
 pub fn write(
-    prog: &str,
     opts: &Options,
     ds: Option<&Dataset>,
     ctx: &Ctx<'_>,
-    out_path: &str,
+    target: &Target,
     format: Format,
     stream: Option<&Stream<'_>>,
 ) -> Result<()> {
     let plan = variables(ctx, opts);
-    let mut out = define(prog, ctx, &plan, format, opts)?;
+    let meta = define(ctx, &plan, format, opts, target)?;
     // Variables computed on a hyperslab are padded to their dimensions (not when
     // streamed: a streamed script has no hyperslab).
     let mut datas: Vec<Option<Values>> = Vec::with_capacity(plan.len());
@@ -66,9 +59,8 @@ pub fn write(
             _ => None,
         });
     }
-    nco_core::arith::stamp_threads(&mut out, opts.threads);
-    let tmp = TempOutput::new(out_path, prog)?;
-    let mut of = OutFile::create(tmp.path(), &out, opts.hdr_pad)?;
+    let mut out = Output::create(target, meta)?;
+    let of = out.writer();
     let mut streamed: Vec<(usize, String)> = Vec::new();
     for (o, (_, src)) in plan.iter().enumerate() {
         match src {
@@ -87,10 +79,9 @@ pub fn write(
         }
     }
     if let (Some(st), Some(ds)) = (stream, ds) {
-        st.write(prog, ds, &streamed, &mut of)?;
+        st.write(&target.prog, ds, &streamed, of)?;
     }
-    of.finish()?;
-    tmp.commit()
+    out.commit()
 }
 
 /// The output variables in order: the script's (in [`Ctx::output_order`]), then, with
@@ -161,11 +152,11 @@ fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
 ///
 /// Errors: a variable type `format` cannot store.
 fn define(
-    prog: &str,
     ctx: &Ctx<'_>,
     plan: &[(String, Source)],
     format: Format,
     opts: &Options,
+    target: &Target,
 ) -> Result<Meta> {
     let input = &ctx.input;
     let mut dim_order: Vec<usize> = ctx.dims_used.clone();
@@ -235,7 +226,7 @@ fn define(
     }
     // Chunking and deflate (-L, --cnk_*) as the other operators apply them (a copied
     // variable keeps its input chunk sizes unless chunking options are given).
-    nco_core::extract::warn_storage_on_classic(prog, format, &opts.storage);
+    nco_core::extract::warn_storage_on_classic(&target.prog, format, &target.storage);
     let src: Vec<usize> = plan
         .iter()
         .map(|(_, s)| match s {
@@ -243,7 +234,7 @@ fn define(
             Source::New(_) => usize::MAX,
         })
         .collect();
-    nco_core::extract::apply_storage(&mut out, input, &src, &opts.storage);
+    nco_core::extract::apply_storage(&mut out, input, &src, &target.storage);
     Ok(out)
 }
 
