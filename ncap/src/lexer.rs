@@ -1,6 +1,8 @@
-//! Tokens of the ncap2 language: names, `$dim` references, `var@att` references,
-//! typed number literals (NCO's suffixes), strings, operators and punctuation.
-//! `//` and `/* */` comments are skipped.
+//! Tokens of the ncap2 language: names (also `'quoted names'`, NCO manual "ID Quoting"),
+//! `$dim` references (`$0` for a variable's first dimension), `var@att` references,
+//! typed number literals (NCO's suffixes), strings (`"..."` NC_CHAR, `"..."s`
+//! NC_STRING), `#include "file"`, operators and punctuation. `//` and `/* */` comments
+//! are skipped.
 
 use nco_core::types::NcType;
 use nco_core::{Error, Result};
@@ -21,14 +23,18 @@ pub struct Token {
 pub enum Tok {
     /// A name (variable, function, keyword).
     Ident(String),
-    /// `$name`: a dimension.
+    /// `$name`: a dimension (`$0`, `$1`... the dimensions of a method's object).
     Dim(String),
     /// `var@att` (`var` empty for a bare `@att`; `global` for global attributes).
     Att(String, String),
     /// A number with its netCDF type and its text (for exact integer parsing).
     Num(NcType, String),
-    /// A string literal, escapes translated.
+    /// A string literal (NC_CHAR), escapes translated.
     Str(String),
+    /// A string literal with the `s` suffix (NC_STRING).
+    NcString(String),
+    /// `#include "file"`.
+    Include(String),
     /// An operator or punctuation mark.
     Punct(&'static str),
     /// End of input.
@@ -43,15 +49,19 @@ impl std::fmt::Display for Tok {
             Tok::Att(v, a) => write!(f, "{v}@{a}"),
             Tok::Num(_, s) => write!(f, "{s}"),
             Tok::Str(s) => write!(f, "\"{s}\""),
+            Tok::NcString(s) => write!(f, "\"{s}\"s"),
+            Tok::Include(s) => write!(f, "#include \"{s}\""),
             Tok::Punct(p) => write!(f, "{p}"),
             Tok::Eof => write!(f, "end of script"),
         }
     }
 }
 
-const PUNCTS: [&str; 33] = [
-    "+=", "-=", "*=", "/=", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "(", ")", "[", "]",
-    "{", "}", ",", ";", ":", "=", "+", "-", "*", "/", "%", "^", "<", ">", "!", ".", "?",
+/// Operators and punctuation, longest first where one is the start of another.
+const PUNCTS: [&str; 37] = [
+    "+=", "-=", "*=", "/=", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "<<", ">>", "(", ")",
+    "[", "]", "{", "}", ",", ";", ":", "=", "+", "-", "*", "/", "%", "^", "<", ">", "!", ".", "?",
+    "&", "|",
 ];
 
 fn is_name_start(c: u8) -> bool {
@@ -62,9 +72,15 @@ fn is_name(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// Characters allowed in a quoted name besides letters, digits and `_`.
+fn is_quoted_name(c: u8) -> bool {
+    is_name(c) || b"-+.():".contains(&c)
+}
+
 /// Split `src` into tokens (the last one is [`Tok::Eof`]).
 ///
-/// Errors: an unterminated string or comment, a character outside the language.
+/// Errors: an unterminated string, comment or quoted name, a character outside the
+/// language.
 pub fn lex(src: &str) -> Result<Vec<Token>> {
     let b = src.as_bytes();
     let mut out = Vec::new();
@@ -94,12 +110,30 @@ pub fn lex(src: &str) -> Result<Vec<Token>> {
             let end = src[i + 2..]
                 .find("*/")
                 .ok_or_else(|| syntax(line, col, "unterminated comment"))?;
-            for &ch in &b[i..i + 2 + end] {
+            for (k, &ch) in b[i..i + 2 + end].iter().enumerate() {
                 if ch == b'\n' {
                     line += 1;
+                    line_start = i + k + 1;
                 }
             }
             i += end + 4;
+            continue;
+        }
+        if c == b'#' {
+            let rest = &src[i + 1..];
+            let Some(r) = rest.strip_prefix("include") else {
+                return Err(syntax(line, col, "unexpected character '#'"));
+            };
+            let r2 = r.trim_start_matches([' ', '\t']);
+            let skipped = r.len() - r2.len();
+            if !r2.starts_with('"') {
+                return Err(syntax(line, col, "#include needs a \"file name\""));
+            }
+            let end = r2[1..]
+                .find('"')
+                .ok_or_else(|| syntax(line, col, "unterminated #include file name"))?;
+            push(&mut out, Tok::Include(r2[1..1 + end].to_string()));
+            i += 1 + "include".len() + skipped + end + 2;
             continue;
         }
         if c == b'"' {
@@ -115,6 +149,11 @@ pub fn lex(src: &str) -> Result<Vec<Token>> {
                             b'n' => '\n',
                             b't' => '\t',
                             b'0' => '\0',
+                            b'r' => '\r',
+                            b'a' => '\x07',
+                            b'b' => '\x08',
+                            b'f' => '\x0c',
+                            b'v' => '\x0b',
                             other => other as char,
                         });
                         j += 2;
@@ -127,8 +166,38 @@ pub fn lex(src: &str) -> Result<Vec<Token>> {
                     }
                 }
             }
-            push(&mut out, Tok::Str(s));
-            i = j + 1;
+            let nc_string =
+                b.get(j + 1) == Some(&b's') && !b.get(j + 2).is_some_and(|&c| is_name(c));
+            if nc_string {
+                push(&mut out, Tok::NcString(s));
+                i = j + 2;
+            } else {
+                push(&mut out, Tok::Str(s));
+                i = j + 1;
+            }
+            continue;
+        }
+        if c == b'\'' {
+            // A quoted name: a variable, `var@att`, or `$dim`.
+            let end = src[i + 1..]
+                .find('\'')
+                .ok_or_else(|| syntax(line, col, "unterminated quoted name"))?;
+            let body = &src[i + 1..i + 1 + end];
+            let tok = if let Some(d) = body.strip_prefix('$') {
+                Tok::Dim(d.to_string())
+            } else if let Some((v, a)) = body.split_once('@') {
+                Tok::Att(v.to_string(), a.to_string())
+            } else {
+                Tok::Ident(body.to_string())
+            };
+            let ok = body
+                .bytes()
+                .all(|c| is_quoted_name(c) || c == b'@' || c == b'$');
+            if body.is_empty() || !ok {
+                return Err(syntax(line, col, &format!("bad quoted name '{body}'")));
+            }
+            push(&mut out, tok);
+            i += end + 2;
             continue;
         }
         if c == b'$' {
@@ -148,7 +217,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>> {
             if att.is_empty() {
                 return Err(syntax(line, col, "expected an attribute name after @"));
             }
-            push(&mut out, Tok::Att(String::new(), att));
+            push(&mut out, Tok::Att("global".into(), att));
             i = j;
             continue;
         }
@@ -206,7 +275,7 @@ fn name_at(b: &[u8], src: &str, start: usize) -> (String, usize) {
 
 /// A syntax error at a position.
 pub fn syntax(line: usize, col: usize, msg: &str) -> Error {
-    Error::msg(format!("syntax error in script at {line}:{col}: {msg}"))
+    Error::msg(format!("{line}:{col}: syntax error: {msg}"))
 }
 
 /// Read a number literal starting at `i`: digits, optional fraction and exponent, then
@@ -296,7 +365,7 @@ mod tests {
 
     #[test]
     fn names_attributes_dims_and_operators() {
-        let t = toks("a[$lat,$lon]+=x@units*global@t; // c\n b/* x */>=1");
+        let t = toks("a[$lat,$lon]+=x@units*global@t; // c\n b/* x */>=1 @g '$0' 'a-b@c+d' x<<2");
         assert_eq!(t[0], Tok::Ident("a".into()));
         assert_eq!(t[2], Tok::Dim("lat".into()));
         assert_eq!(t[6], Tok::Punct("+="));
@@ -304,14 +373,30 @@ mod tests {
         assert_eq!(t[9], Tok::Att("global".into(), "t".into()));
         assert_eq!(t[11], Tok::Ident("b".into()));
         assert_eq!(t[12], Tok::Punct(">="));
+        assert_eq!(t[14], Tok::Att("global".into(), "g".into()));
+        assert_eq!(t[15], Tok::Dim("0".into()));
+        assert_eq!(t[16], Tok::Att("a-b".into(), "c+d".into()));
+        assert_eq!(t[18], Tok::Punct("<<"));
         assert_eq!(*t.last().unwrap(), Tok::Eof);
     }
 
     #[test]
-    fn strings_and_errors() {
+    fn strings_includes_and_errors() {
         assert_eq!(toks("\"a\\nb\"")[0], Tok::Str("a\nb".into()));
+        assert_eq!(toks("\"ab\"s")[0], Tok::NcString("ab".into()));
+        assert_eq!(
+            toks("#include \"x.nco\"\na=1")[0],
+            Tok::Include("x.nco".into())
+        );
         assert!(lex("\"open").is_err());
         assert!(lex("a = 1 # 2").is_err());
         assert!(lex("1.5s").is_err());
+    }
+
+    #[test]
+    fn positions_after_a_multi_line_comment() {
+        let t = lex("/* one\n two\n */ a=1;\n  b").unwrap();
+        assert_eq!((t[0].line, t[0].col), (3, 5));
+        assert_eq!((t[4].line, t[4].col), (4, 3));
     }
 }

@@ -2,13 +2,16 @@
 //! variables of an input file and writes the results (NCO manual, "ncap2 netCDF
 //! Arithmetic Processor"; typing rules in [`ops`] and [`exec`]).
 //!
-//! `ncap2 [-v] [-C] -s 'script' [-S file] in.nc out.nc`. The script language
-//! implemented here is a subset of ncap2's: assignments (`= += -= *= /=`), attributes
-//! (`v@att`, `global@att`), LHS casting (`v[$lat,$lon]=...`), `defdim()`, typed
-//! literals and arrays, arithmetic, comparison and logical operators, hyperslabs
-//! (`v(1,:,0:3:2)`), reductions (`.total() .avg() .min() .max()` and ncwa's other
-//! statistics `.rms() .rmssdn() .sqravg() .avgsqr() .mabs() .mebs() .mibs() .tabs()`,
-//! optionally over `$dims`), math functions and type casts, `where()/elsewhere`, `if/else`, `print()`.
+//! `ncap2 [-v] [-C] [-A] -s 'script' [-S file] in.nc out.nc`. The language (NCO
+//! manual, "ncap2 netCDF Arithmetic Processor"): statements (`if/else`, `while`, `for`,
+//! `break`, `continue`, blocks, `exit()`, `#include`), assignments as expressions
+//! (`= += -= *= /=`, `++ --`, `?:`), RAM variables (`*v=...`), attributes (`v@att`,
+//! `global@att`, `@att`), LHS casting (`v[$lat,$lon]=...`), `defdim()` and dimension
+//! sizes (`$time.size`), typed literals and value lists, NC_STRING literals (`"s"s`),
+//! arithmetic, comparison, logical and clipping (`<< >>`) operators, hyperslabs on
+//! both sides (`v(1,:,0:3:2)`, negative indices from the end), and the builtins of
+//! [`builtins::BUILTINS`] (math, casts, reductions over `$dims`, missing values,
+//! `reverse() permute() array() mask() sort()`, text, `print()`).
 //!
 //! Modules, lowest first; each uses only the modules listed before it (the test
 //! `layering` reads every `crate::` path to keep it so):
@@ -19,7 +22,8 @@
 //! - values: [`value`] (values, broadcasting, conversions), [`print`](mod@print) (what `print()`
 //!   writes);
 //! - evaluation: [`state`] (the state, reading inputs), [`ops`] (operations on values),
-//!   [`expr`] (expressions and calls), [`exec`] (statements and assignment);
+//!   [`funcs`] (builtins that reshape or build values), [`assign`] (storing values),
+//!   [`expr`] (expressions, assignments and calls), [`exec`] (statements);
 //! - driver: [`stream`] (block evaluation), [`outfile`] (the output file), and this file
 //!   (the command line and [`run`]).
 //!
@@ -28,10 +32,12 @@
 //! blocks of a streamed script are computed then).
 #![deny(missing_docs)]
 
+pub mod assign;
 pub mod ast;
 pub mod builtins;
 pub mod exec;
 pub mod expr;
+pub mod funcs;
 pub mod lexer;
 pub mod num;
 pub mod ops;
@@ -151,7 +157,12 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         no_coords: cli.no_coords,
         all_coords: cli.all_coords,
     };
-    outfile::write(&opts, ds.as_ref(), &ctx, &target, format, stream.as_ref())
+    outfile::write(&opts, ds.as_ref(), &ctx, &target, format, stream.as_ref())?;
+    if ctx.exit_code != 0 {
+        // `exit(n)`: the output is written, then ncap2 exits with status n (NCO 5.1.4).
+        std::process::exit(ctx.exit_code);
+    }
+    Ok(())
 }
 
 /// The statements of every script piece ([`scripts`]), in order.
@@ -161,8 +172,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 fn parse_scripts(cli: &Cli) -> Result<Vec<Stmt>> {
     let mut stmts = Vec::new();
     for (name, text) in scripts(cli)? {
-        let s = parser::parse(&text).map_err(|e| Error::msg(format!("{name}: {e}")))?;
-        stmts.extend(s);
+        stmts.extend(parser::parse_piece(&text, &name)?);
     }
     if stmts.is_empty() {
         return Err(Error::msg(
@@ -224,8 +234,8 @@ mod layering {
     /// ncap's modules, lowest first. A file `src/m.rs` (or `src/m/...`) is module `m`;
     /// `lib` is the crate root, above every module.
     pub const ORDER: &[&str] = &[
-        "builtins", "ast", "lexer", "parser", "num", "value", "print", "state", "ops", "expr",
-        "exec", "stream", "outfile", "lib",
+        "builtins", "ast", "lexer", "parser", "num", "value", "print", "state", "ops", "funcs",
+        "assign", "expr", "exec", "stream", "outfile", "lib",
     ];
 
     /// `text` with comments, string and character literals blanked (newlines kept), so

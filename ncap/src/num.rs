@@ -59,14 +59,20 @@ macro_rules! float_math {
             MathFn::Sinh => $x.sinh(),
             MathFn::Cosh => $x.cosh(),
             MathFn::Tanh => $x.tanh(),
-            MathFn::Asinh => $x.asinh(),
-            MathFn::Acosh => $x.acosh(),
-            MathFn::Atanh => $x.atanh(),
+            MathFn::Asinh => special::Special::special($x, special::F::Asinh),
+            MathFn::Acosh => special::Special::special($x, special::F::Acosh),
+            MathFn::Atanh => special::Special::special($x, special::F::Atanh),
             MathFn::Floor => $x.floor(),
             MathFn::Ceil => $x.ceil(),
             MathFn::Round => $x.round(),
             MathFn::Trunc => $x.trunc(),
-            MathFn::Rint => $x.round_ties_even(),
+            // NCO 5.1.4's rint and nearbyint round halves away from zero.
+            MathFn::Rint => $x.round(),
+            MathFn::Fabs => $x.abs(),
+            MathFn::Erf => special::Special::special($x, special::F::Erf),
+            MathFn::Erfc => special::Special::special($x, special::F::Erfc),
+            MathFn::Gamma => special::Special::special($x, special::F::Gamma),
+            MathFn::Lgamma => special::Special::special($x, special::F::Lgamma),
         }
     };
 }
@@ -135,6 +141,20 @@ fn apply<T: Arith>(op: BinOp, a: T, b: T) -> T {
         BinOp::Ne => T::from_bool(a != b),
         BinOp::And => T::from_bool(a.truth() && b.truth()),
         BinOp::Or => T::from_bool(a.truth() || b.truth()),
+        BinOp::ClipLt | BinOp::Min => {
+            if a < b {
+                a
+            } else {
+                b
+            }
+        }
+        BinOp::ClipGt | BinOp::Max => {
+            if a > b {
+                a
+            } else {
+                b
+            }
+        }
     }
 }
 
@@ -312,6 +332,104 @@ pub fn unary_into<T: Arith, F: Fn(T) -> T + Sync + Send>(x: &mut [T], fill: Opti
     }
 }
 
+/// The special functions and inverse hyperbolic functions, in the precision of the
+/// argument, from the C library's math library: C99's `erf erfc tgamma lgamma asinh
+/// acosh atanh` and their `f` versions, which are what NCO calls (Rust's own inverse
+/// hyperbolic functions differ from them in the last bit).
+mod special {
+    #[link(name = "m")]
+    extern "C" {
+        fn erf(x: f64) -> f64;
+        fn erff(x: f32) -> f32;
+        fn erfc(x: f64) -> f64;
+        fn erfcf(x: f32) -> f32;
+        fn tgamma(x: f64) -> f64;
+        fn tgammaf(x: f32) -> f32;
+        fn lgamma(x: f64) -> f64;
+        fn lgammaf(x: f32) -> f32;
+        fn asinh(x: f64) -> f64;
+        fn asinhf(x: f32) -> f32;
+        fn acosh(x: f64) -> f64;
+        fn acoshf(x: f32) -> f32;
+        fn atanh(x: f64) -> f64;
+        fn atanhf(x: f32) -> f32;
+    }
+
+    /// A special function.
+    #[derive(Clone, Copy)]
+    pub enum F {
+        Erf,
+        Erfc,
+        Gamma,
+        Lgamma,
+        Asinh,
+        Acosh,
+        Atanh,
+    }
+
+    /// A float type with the special functions.
+    pub trait Special: Copy {
+        /// `f(self)`.
+        fn special(self, f: F) -> Self;
+    }
+
+    impl Special for f32 {
+        fn special(self, f: F) -> f32 {
+            // SAFETY: pure C math functions of one float, no pointers (lgammaf's sign
+            // goes to a thread-local of the C library).
+            unsafe {
+                match f {
+                    F::Erf => erff(self),
+                    F::Erfc => erfcf(self),
+                    F::Gamma => tgammaf(self),
+                    F::Lgamma => lgammaf(self),
+                    F::Asinh => asinhf(self),
+                    F::Acosh => acoshf(self),
+                    F::Atanh => atanhf(self),
+                }
+            }
+        }
+    }
+
+    impl Special for f64 {
+        fn special(self, f: F) -> f64 {
+            // SAFETY: as for f32.
+            unsafe {
+                match f {
+                    F::Erf => erf(self),
+                    F::Erfc => erfc(self),
+                    F::Gamma => tgamma(self),
+                    F::Lgamma => lgamma(self),
+                    F::Asinh => asinh(self),
+                    F::Acosh => acosh(self),
+                    F::Atanh => atanh(self),
+                }
+            }
+        }
+    }
+}
+
+/// True when every value of the integer type `from` is a value of `to`.
+pub fn int_fits(from: NcType, to: NcType) -> bool {
+    fn range(t: NcType) -> Option<(i128, i128)> {
+        Some(match t {
+            NcType::Byte => (i8::MIN.into(), i8::MAX.into()),
+            NcType::UByte => (0, u8::MAX.into()),
+            NcType::Short => (i16::MIN.into(), i16::MAX.into()),
+            NcType::UShort => (0, u16::MAX.into()),
+            NcType::Int => (i32::MIN.into(), i32::MAX.into()),
+            NcType::UInt => (0, u32::MAX.into()),
+            NcType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+            NcType::UInt64 => (0, u64::MAX.into()),
+            _ => return None,
+        })
+    }
+    match (range(from), range(to)) {
+        (Some((a, b)), Some((c, d))) => a >= c && b <= d,
+        _ => false,
+    }
+}
+
 /// Move the typed vector out of `v` (which must be of type `T`).
 pub fn take<T: NcNum>(mut v: Values) -> Vec<T> {
     std::mem::take(T::vec_of_mut(&mut v).expect("kernel called with a buffer of another type"))
@@ -475,7 +593,7 @@ mod tests {
         assert_eq!(r[0], 273.1f32 % 273.0);
         assert!((r[1] - 1.5).abs() < 1e-6);
         assert_eq!(1.0f32.math(MathFn::Atan) * 4.0, std::f32::consts::PI);
-        assert_eq!(2.5f64.math(MathFn::Rint), 2.0);
+        assert_eq!(2.5f64.math(MathFn::Rint), 3.0);
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //!   LHS casting (`v[lat,lon]=...`) operands that are subsets of the cast are broadcast
 //!   to it.
 //! * missing values: `_FillValue` only; a result is missing where an operand is; the
-//!   result's fill is the first operand's, else the second's. Packed variables are
-//!   unpacked when read.
+//!   result's fill is that of the operand the other conforms to (the first of two of
+//!   the same shape), else the other's. Packed variables are unpacked when read.
 
 use nco_core::types::{NcNum, NcType};
 use nco_core::{Error, Result};
@@ -51,6 +51,7 @@ impl Ctx<'_> {
             fill,
             kind,
             src,
+            slab,
         } = v;
         let data = with_type!(ty, T => {
             let mut x = num::take::<T>(data);
@@ -68,6 +69,7 @@ impl Ctx<'_> {
             fill,
             kind,
             src,
+            slab,
         })
     }
 
@@ -95,6 +97,10 @@ impl Ctx<'_> {
         }
         if let Some(m) = bcast_map(&a.dims, &a.shape, &b.dims, &b.shape) {
             return Ok((b.dims.clone(), b.shape.clone(), Bcast::Map(m), Bcast::Same));
+        }
+        // Hyperslabs match others of their length (NCO 5.1.4: `depth(1:2)+lon(2:3)`).
+        if (a.slab.is_some() || b.slab.is_some()) && a.len() == b.len() {
+            return Ok((a.dims.clone(), a.shape.clone(), Bcast::Same, Bcast::Same));
         }
         if let Some((td, ts)) = &self.template {
             if let (Some(ma), Some(mb)) = (
@@ -146,7 +152,14 @@ impl Ctx<'_> {
         let (dims, shape, ma, mb) = self.conform(&a, &b)?;
         let fa = a.fill.map(|f| num::in_type(f, ty));
         let fb = b.fill.map(|f| num::in_type(f, ty));
-        let fout = fa.or(fb);
+        // NCO's one missing value: that of the operand the other is made to conform to
+        // (the first when they have the same shape), else the other's; an operand
+        // without a missing value of its own has its elements equal to it masked too.
+        // Each operand's own missing value is always honoured (NCO 5.1.4 ignores the
+        // second one's when both have one: README, compatibility notes).
+        let a_leads = dims == a.dims && shape == a.shape;
+        let fout = if a_leads { fa.or(fb) } else { fb.or(fa) };
+        let (fa, fb) = (fa.or(fout), fb.or(fout));
         let n = match (&ma, &mb) {
             (Bcast::Map(m), _) | (_, Bcast::Map(m)) => m.len(),
             (Bcast::Scalar, _) => b.len(),
@@ -154,6 +167,13 @@ impl Ctx<'_> {
         };
         let a_scalar = matches!(ma, Bcast::Scalar);
         let b_scalar = matches!(mb, Bcast::Scalar);
+        let slab = if dims == a.dims && shape == a.shape && a.slab.is_some() {
+            a.slab.clone()
+        } else if dims == b.dims && shape == b.shape {
+            b.slab.clone()
+        } else {
+            None
+        };
         let src = a.src.or(b.src);
         let pa = ma.place(num::into_type(a.data, ty));
         let pb = mb.place(num::into_type(b.data, ty));
@@ -178,6 +198,7 @@ impl Ctx<'_> {
             fill: fout,
             kind,
             src,
+            slab,
         })
     }
 
@@ -192,6 +213,7 @@ impl Ctx<'_> {
             shape,
             kind,
             src,
+            slab,
             ..
         } = v;
         let c = num::into_type(data, ty);
@@ -207,6 +229,7 @@ impl Ctx<'_> {
             fill,
             kind,
             src,
+            slab,
         })
     }
 
@@ -285,6 +308,7 @@ impl Ctx<'_> {
             fill,
             kind: v.kind,
             src: v.src,
+            slab: None,
         })
     }
 }

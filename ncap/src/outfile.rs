@@ -92,8 +92,12 @@ fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
     let input = &ctx.input;
     let mut plan: Vec<(String, Source)> = Vec::new();
     for n in ctx.output_order() {
-        plan.push((n.clone(), Source::New(n)));
+        if !ctx.vars[&n].ram {
+            plan.push((n.clone(), Source::New(n)));
+        }
     }
+    // A RAM variable of an input variable's name leaves the input's in the output.
+    let written = |n: &str| ctx.vars.get(n).is_some_and(|v| !v.ram);
     let attrs_of = |name: &str, id: usize| -> Vec<Attr> {
         ctx.touched
             .get(name)
@@ -103,7 +107,7 @@ fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
     let planned = |plan: &Vec<(String, Source)>, n: &str| plan.iter().any(|(m, _)| m == n);
     if !opts.only_defined {
         for (id, v) in input.vars.iter().enumerate() {
-            if !ctx.vars.contains_key(&v.name) {
+            if !written(&v.name) {
                 plan.push((v.name.clone(), Source::Copy(id, attrs_of(&v.name, id))));
             }
         }
@@ -111,8 +115,22 @@ fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
     }
     let mut coords: Vec<usize> = Vec::new();
     if !opts.no_coords {
-        for &d in &ctx.dims_used {
+        // The dimensions used, and those of input variables whose attributes changed
+        // (written too).
+        let touched_dims = ctx
+            .touched_order
+            .iter()
+            .filter_map(|n| input.var(n))
+            .flat_map(|v| v.dims.iter().copied());
+        let used: Vec<usize> = ctx.dims_used.iter().copied().chain(touched_dims).collect();
+        for &d in &used {
             if d < input.dims.len() {
+                if coords
+                    .iter()
+                    .any(|&c| input.vars[c].name == input.dims[d].name)
+                {
+                    continue;
+                }
                 if let Some(id) = input.var_id(&input.dims[d].name) {
                     if input.is_coord_var(&input.vars[id]) {
                         coords.push(id);
@@ -239,8 +257,10 @@ fn define(
 }
 
 /// The data of the script's variable `n` padded to its whole dimensions when it was
-/// computed on a hyperslab of them (`None` when it already covers them): elements
-/// outside the hyperslab are left at the fill value, as NCO leaves them unwritten.
+/// computed on a hyperslab of them (`None` when it already covers them): the values go
+/// at the hyperslab's start in each dimension ([`crate::value::Val::slab`]), and the
+/// elements outside are left at the type's default fill value, as NCO 5.1.4 leaves
+/// them unwritten.
 ///
 /// Errors: a text variable to pad.
 fn padded(ctx: &Ctx<'_>, n: &str) -> Result<Option<Values>> {
@@ -250,11 +270,21 @@ fn padded(ctx: &Ctx<'_>, n: &str) -> Result<Option<Values>> {
         return Ok(None);
     }
     let ty = v.ty();
-    let fill = v.fill.unwrap_or_else(|| nco_core::fill::default_fill(ty));
+    let fill = nco_core::fill::default_fill(ty);
     let n_full: usize = full.iter().product();
     let mut buf = Values::from_f64_slice(ty, &vec![fill; n_full])
         .ok_or_else(|| Error::var(n, "cannot pad a text variable"))?;
-    let lists: Vec<Vec<usize>> = v.shape.iter().map(|&s| (0..s).collect()).collect();
+    let starts = v.slab.clone().unwrap_or_else(|| vec![0; v.shape.len()]);
+    let lists: Vec<Vec<usize>> = v
+        .shape
+        .iter()
+        .zip(&starts)
+        .zip(&full)
+        .map(|((&s, &at), &len)| {
+            let at = at.min(len.saturating_sub(s));
+            (at..at + s).collect()
+        })
+        .collect();
     let map = index_map(&full, &lists);
     with_type!(ty, T => {
         let dst = <T as NcNum>::vec_of_mut(&mut buf).expect("same type");

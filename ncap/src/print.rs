@@ -1,29 +1,34 @@
 //! The text `print()` writes: ncap2's default layouts, or a C format.
 
 use nco_core::cfmt;
-use nco_core::types::{NcType, Values};
+use nco_core::types::Values;
 use nco_core::Result;
 
 use crate::ast::Expr;
 use crate::value::Val;
 
 /// What `print(e)` (with `fmt`, `print(e, fmt)`) writes for the value `v` of `e`: with a
-/// format, the C format applied to each element (or to the text); without, a variable as
-/// `name = x` or `name[i]=x` lines, anything else as `name, size = n type, value = ...`.
+/// format, the C format applied to each element (or to the text), then a newline for a
+/// variable only; without, a variable as `name = x` or `name[i]=x` lines, text as it
+/// is, anything else as `name, size = n type, value = ...` (NCO 5.1.4's layouts).
 ///
 /// Errors: a format that is not a valid C format.
 pub(crate) fn text(e: &Expr, v: &Val, fmt: Option<&str>) -> Result<String> {
     let mut s = String::new();
     if let Some(fmt) = fmt {
         let cf = cfmt::CFormat::parse(&cfmt::unescape(fmt))?;
-        if let Some(t) = v.data.as_text() {
+        if let (Some(t), false) = (v.data.as_text(), matches!(v.data, Values::Str(_))) {
             s.push_str(&cf.format(cfmt::Arg::Str(&t)));
         } else {
             for i in 0..v.len() {
                 s.push_str(&cf.format(arg_of(&v.data, i)));
             }
         }
-        s.push('\n');
+        if matches!(e, Expr::Var(_)) {
+            s.push('\n');
+        }
+    } else if let (Some(t), false) = (v.data.as_text(), matches!(e, Expr::Var(_))) {
+        s.push_str(&t);
     } else {
         match e {
             Expr::Var(name) if !v.is_text() => {
@@ -59,15 +64,51 @@ pub(crate) fn text(e: &Expr, v: &Val, fmt: Option<&str>) -> Result<String> {
     Ok(s)
 }
 
-fn arg_of(v: &Values, i: usize) -> cfmt::Arg<'static> {
-    match v.nc_type() {
-        NcType::Float | NcType::Double => cfmt::Arg::Float(v.get_f64(i).unwrap_or(0.0)),
-        NcType::UInt64 => match v {
-            Values::UInt64(x) => cfmt::Arg::UInt(x[i]),
-            _ => cfmt::Arg::UInt(0),
-        },
+/// Element `i` as a C format argument (integers exactly, whatever their width).
+fn arg_of(v: &Values, i: usize) -> cfmt::Arg<'_> {
+    match v {
+        Values::Float(_) | Values::Double(_) => cfmt::Arg::Float(v.get_f64(i).unwrap_or(0.0)),
+        Values::UInt64(x) => cfmt::Arg::UInt(x[i]),
+        Values::Int64(x) => cfmt::Arg::Int(x[i]),
+        Values::Str(s) => cfmt::Arg::Str(&s[i]),
         _ => cfmt::Arg::Int(v.get_f64(i).unwrap_or(0.0) as i64),
     }
+}
+
+/// What `sprint(v[, fmt])` gives: the C format applied to each element (or to the
+/// text), concatenated; without a format, the elements in ncap2's default layout
+/// separated by commas.
+///
+/// Errors: a format that is not a valid C format.
+pub(crate) fn sprint(v: &Val, fmt: Option<&str>) -> Result<String> {
+    let mut s = String::new();
+    match fmt {
+        Some(fmt) => {
+            let cf = cfmt::CFormat::parse(&cfmt::unescape(fmt))?;
+            if let (Some(t), false) = (v.data.as_text(), matches!(v.data, Values::Str(_))) {
+                s.push_str(&cf.format(cfmt::Arg::Str(&t)));
+            } else {
+                for i in 0..v.len() {
+                    s.push_str(&cf.format(arg_of(&v.data, i)));
+                }
+            }
+        }
+        None => match v.data.as_text() {
+            Some(t) => s.push_str(&t),
+            None => {
+                // print()'s layout of a value, without its newline.
+                let parts: Vec<String> = (0..v.len()).map(|i| fmt_elem(&v.data, i)).collect();
+                s.push_str(&format!(
+                    "{}, size = {} {}, value = {}",
+                    v.src.as_deref().unwrap_or(""),
+                    v.len(),
+                    v.ty().nc_name(),
+                    parts.join(", ")
+                ));
+            }
+        },
+    }
+    Ok(s)
 }
 
 /// One element in ncap2's default print format (`%g` float, `%.12g` double, integers).

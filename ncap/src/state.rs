@@ -20,6 +20,9 @@ pub struct OutVar {
     pub val: Val,
     /// Attributes (sorted by name at definition).
     pub attrs: Vec<Attr>,
+    /// A RAM variable (`*v=...`): kept in memory only, not written unless
+    /// `ram_write()` is called.
+    pub ram: bool,
 }
 
 /// Where a variable the script writes goes in the output ([`Ctx::output_order`]); the
@@ -67,6 +70,33 @@ pub struct Ctx<'a> {
     pub(crate) out: Box<dyn Write + 'a>,
     /// The program name, for warnings.
     pub(crate) prog: String,
+    /// The code given to `exit()` (0 without one).
+    pub exit_code: i32,
+    /// The attributes a builtin gives the variable being defined (`make_bounds()`),
+    /// instead of those of the right-hand side's first variable.
+    pub(crate) pending_attrs: Option<Vec<Attr>>,
+}
+
+/// The netCDF constants a script may name (`NC_DOUBLE`, `NC_UNLIMITED`...), which
+/// ncap2 defines as RAM variables (NCO manual, "Methods and functions": `convert()`).
+pub(crate) fn nc_constant(name: &str) -> Option<i32> {
+    Some(match name {
+        "NC_NAT" => 0,
+        "NC_BYTE" => 1,
+        "NC_CHAR" => 2,
+        "NC_SHORT" => 3,
+        "NC_INT" | "NC_LONG" => 4,
+        "NC_FLOAT" => 5,
+        "NC_DOUBLE" => 6,
+        "NC_UBYTE" => 7,
+        "NC_USHORT" => 8,
+        "NC_UINT" => 9,
+        "NC_INT64" => 10,
+        "NC_UINT64" => 11,
+        "NC_STRING" => 12,
+        "NC_UNLIMITED" => 0,
+        _ => return None,
+    })
 }
 
 /// Sort attributes by name (bytewise), as NCO lists a new variable's.
@@ -97,6 +127,8 @@ impl<'a> Ctx<'a> {
             block_inputs: HashMap::new(),
             out,
             prog: prog.to_string(),
+            exit_code: 0,
+            pending_attrs: None,
         }
     }
 
@@ -173,20 +205,44 @@ impl<'a> Ctx<'a> {
         self.input.var(name).map(|v| v.attrs.clone())
     }
 
+    /// The shape of input variable `name` (`None` when the input has none).
+    pub(crate) fn input_shape(&self, name: &str) -> Option<Vec<usize>> {
+        let v = self.input.var(name)?;
+        Some(v.dims.iter().map(|&d| self.input.dims[d].len).collect())
+    }
+
     /// Read an input variable, unpacked, with its fill value.
     fn read_input(&mut self, name: &str) -> Result<Option<Val>> {
+        self.read_input_sel(name, None)
+    }
+
+    /// Read the selection `lists` (one index list per dimension) of input variable
+    /// `name`, unpacked; the value keeps the variable's dimensions with the lists'
+    /// lengths.
+    ///
+    /// Errors: an unknown variable, reading.
+    pub(crate) fn read_input_at(&mut self, name: &str, lists: &[Vec<usize>]) -> Result<Val> {
+        self.read_input_sel(name, Some(lists))?
+            .ok_or_else(|| Error::var(name, "is not a variable of the input file"))
+    }
+
+    fn read_input_sel(&mut self, name: &str, sel: Option<&[Vec<usize>]>) -> Result<Option<Val>> {
         let Some(id) = self.input.var_id(name) else {
             return Ok(None);
         };
         let ds = self.ds.expect("input variables come from a dataset");
         let pv = arith::prepare(&self.input, id, false);
         let var = &self.input.vars[id];
-        let block_shape: Option<Vec<usize>> = match &self.block {
-            Some((dims, sel)) if *dims == var.dims => Some(sel.iter().map(Vec::len).collect()),
+        let block_shape: Option<Vec<usize>> = match (&self.block, sel) {
+            (_, Some(l)) => Some(l.iter().map(Vec::len).collect()),
+            (Some((dims, sel)), None) if *dims == var.dims => {
+                Some(sel.iter().map(Vec::len).collect())
+            }
             _ => None,
         };
-        let raw = match &self.block {
-            Some((_, sel)) if block_shape.is_some() => ds.read(id, sel)?,
+        let raw = match (&self.block, sel) {
+            (_, Some(l)) => ds.read(id, l)?,
+            (Some((_, sel)), None) if block_shape.is_some() => ds.read(id, sel)?,
             _ => ds.read_all(id)?,
         };
         let (data, fill) = match &pv.pack {
@@ -212,6 +268,7 @@ impl<'a> Ctx<'a> {
             fill,
             kind: Kind::Var,
             src: Some(name.to_string()),
+            slab: None,
         }))
     }
 
@@ -227,12 +284,18 @@ impl<'a> Ctx<'a> {
         if let Some(v) = self.block_inputs.get(name) {
             return Ok(v.clone());
         }
-        let v = self.read_input(name)?.ok_or_else(|| {
-            Error::var(
-                name,
-                "is not in the input file nor defined by the script (unknown variable)",
-            )
-        })?;
+        let v = match self.read_input(name)? {
+            Some(v) => v,
+            None => match nc_constant(name) {
+                Some(c) => return Ok(Val::scalar(Values::Int(vec![c]), Kind::Var)),
+                None => {
+                    return Err(Error::var(
+                        name,
+                        "is not in the input file nor defined by the script (unknown variable)",
+                    ))
+                }
+            },
+        };
         if self.block.is_some() {
             self.block_inputs.insert(name.to_string(), v.clone());
         }

@@ -70,7 +70,16 @@ pub fn blockwise_dims(stmts: &[Stmt], input: &Meta) -> Option<Vec<usize>> {
     let mut dims = None;
     let mut defined: Vec<&str> = Vec::new();
     for s in stmts {
-        let Stmt::Assign(Lhs::Var { name, cast: None }, AssignOp::Set, e) = s else {
+        let Some((
+            Lhs::Var {
+                name,
+                ram: false,
+                cast: None,
+            },
+            AssignOp::Set,
+            e,
+        )) = s.assignment()
+        else {
             return None;
         };
         if input.var(name).is_some() {
@@ -212,6 +221,7 @@ mod tests {
             "y=a*2+b",
             "y=-a;z=sqrt(y*y)+pow(a,2)-fmod(b,3)+abs(a)+double(b)",
             "y=a/b;z=y%2.5f^2",
+            "y=atan2(a,b)+sqr(b)",
         ] {
             assert_eq!(dims(ok), Some(vec![0, 1]), "{ok}");
         }
@@ -228,7 +238,6 @@ mod tests {
             "y=a>1",           // comparison
             "y=a*a@scale",     // attribute
             "y=txt",           // text
-            "y=atan2(a,b)",    // not in the element-wise list
             "where(a>1) y=a;", // masks
         ] {
             assert_eq!(dims(whole), None, "{whole}");

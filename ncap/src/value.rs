@@ -5,7 +5,9 @@
 use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
 
-use crate::num;
+use nco_core::types::NcNum;
+
+use crate::num::{self, with_type};
 
 /// Whether a value behaves as a variable or as an attribute in type promotion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +33,13 @@ pub struct Val {
     pub kind: Kind,
     /// The variable whose attributes a new variable copies.
     pub src: Option<String>,
+    /// Set when the value is (computed from) a hyperslab: the start of the value along
+    /// each of `dims` in the whole dimension. A variable defined from a hyperslab that
+    /// does not cover its dimensions is written at these offsets, the rest of it left
+    /// at the type's default fill value (as NCO 5.1.4 writes `y=lon(1:2)`); hyperslab
+    /// values conform to others of the same number of elements whatever their
+    /// dimensions (`x[$time]=lon(:)`).
+    pub slab: Option<Vec<usize>>,
 }
 
 impl Val {
@@ -42,6 +51,7 @@ impl Val {
             fill: None,
             kind,
             src: None,
+            slab: None,
         }
     }
 
@@ -60,6 +70,19 @@ impl Val {
 
     pub(crate) fn is_text(&self) -> bool {
         matches!(self.ty(), NcType::Char | NcType::Str)
+    }
+
+    /// A value of this shape with other data (and `fill`).
+    pub(crate) fn with_data(&self, data: Values, fill: Option<f64>) -> Val {
+        Val {
+            data,
+            dims: self.dims.clone(),
+            shape: self.shape.clone(),
+            fill,
+            kind: self.kind,
+            src: self.src.clone(),
+            slab: self.slab.clone(),
+        }
     }
 }
 
@@ -186,6 +209,64 @@ pub(crate) fn reshape(v: Val, dims: &[usize], shape: &[usize], name: &str) -> Re
 }
 
 /// Convert to `ty` (NCO's rounding), fill converted too; kind and shape kept.
+/// Values outside the range of an integer `ty` (and NaN) become missing: the value's
+/// fill value in `ty`, else the type's default fill (which becomes the value's fill);
+/// returns how many did (NCO 5.1.4 wraps them silently, `int(1e36)` giving 0 or -1
+/// depending on the machine).
+pub(crate) fn convert_checked(v: Val, ty: NcType) -> (Val, usize) {
+    if v.ty() == ty || v.is_text() || matches!(ty, NcType::Char | NcType::Str) {
+        return (v, 0);
+    }
+    // A fill value outside the new type's range becomes the type's default fill.
+    let fill = v.fill.map(|f| {
+        if ty.is_float() || with_type!(ty, T => T::fits(f); text => true) {
+            num::in_type(f, ty)
+        } else {
+            nco_core::fill::default_fill(ty)
+        }
+    });
+    if ty.is_float() || !v.ty().is_float() && num::int_fits(v.ty(), ty) {
+        let data = v.data.convert(ty).unwrap_or_else(|| v.data.clone());
+        return (Val { data, fill, ..v }, 0);
+    }
+    let src_fill = v.fill;
+    let x = v.data.to_f64_vec().unwrap_or_default();
+    let out_fill = fill.unwrap_or_else(|| nco_core::fill::default_fill(ty));
+    let (data, over) = with_type!(ty, T => {
+        let mut over = 0usize;
+        let out: Vec<T> = x
+            .iter()
+            .map(|&e| {
+                if src_fill == Some(e) {
+                    T::from_f64(out_fill)
+                } else if T::fits(e) {
+                    T::from_f64(e)
+                } else {
+                    over += 1;
+                    T::from_f64(out_fill)
+                }
+            })
+            .collect();
+        (T::into_values(out), over)
+    }; text => (v.data.clone(), 0));
+    let fill = if over > 0 { Some(out_fill) } else { fill };
+    (Val { data, fill, ..v }, over)
+}
+
+/// [`convert_checked`], warning on stderr (naming `what`) when values were out of range.
+pub(crate) fn convert_warn(v: Val, ty: NcType, what: &str, prog: &str) -> Val {
+    let (v, over) = convert_checked(v, ty);
+    if over > 0 {
+        eprintln!(
+            "{prog}: WARNING {what}: {over} value(s) outside the range of {ty} became missing ({})",
+            v.fill.map_or_else(String::new, |f| format!("{f}"))
+        );
+    }
+    v
+}
+
+/// Convert to `ty` with NCO's rounding (out-of-range values wrap; for the conversions
+/// of operands to their common type, which never narrow a value's range).
 pub(crate) fn cast_keep(v: Val, ty: NcType) -> Val {
     if v.ty() == ty || v.is_text() {
         return v;
@@ -196,16 +277,6 @@ pub(crate) fn cast_keep(v: Val, ty: NcType) -> Val {
         fill: v.fill.map(|f| num::in_type(f, ty)),
         ..v
     }
-}
-
-pub(crate) fn cast(v: Val, ty: NcType) -> Result<Val> {
-    if v.is_text() {
-        return Err(Error::msg("cannot convert text to a number"));
-    }
-    if ty == NcType::Char {
-        return Err(Error::msg("char() is not supported"));
-    }
-    Ok(cast_keep(v, ty))
 }
 
 /// The value of a number literal of type `ty`.

@@ -686,6 +686,10 @@ pub fn parse(text: &str) -> Result<Dump, String> {
             .find(|&k| toks[k].0 == Tok::Punct(';'))
             .ok_or("statement without ;")?;
         let st = &toks[i..end];
+        // Global attributes of a file without variables follow no `variables:` header.
+        if st[0].0 == Tok::Punct(':') && section != Section::Data {
+            section = Section::Vars;
+        }
         let g = &mut groups[*stack.last().ok_or("statement outside the file")?];
         let eq = st.iter().position(|t| t.0 == Tok::Punct('='));
         match (&section, eq) {

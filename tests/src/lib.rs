@@ -173,6 +173,13 @@ pub fn ncap_fixture() -> &'static Path {
     build_fixture(&F, "ncap.cdl", "ncap.nc", &[])
 }
 
+/// `tests/data/ncap2.cdl` (the fixture of ncap2's differential corpus,
+/// `tests/data/ncap2/*.nco`) as a netCDF3 classic file (read-only).
+pub fn ncap2_corpus_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "ncap2.cdl", "ncap2_corpus.nc", &[])
+}
+
 /// A per-test scratch folder, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,

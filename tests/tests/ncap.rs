@@ -122,9 +122,10 @@ fn typing_rules_of_nco() {
     assert_eq!(data(&out, "m"), "-1");
     // Packed p (0.5*p+10) is unpacked to double before arithmetic.
     assert_eq!(data(&out, "x"), "22, 24, 26");
-    // NCO 5.1.4 declares x int here, but double when the script defines three new
-    // variables or fewer (`a=1;b=2;x=p*2`): a difference seen when this suite first ran
-    // against NCO, not yet explained; ours is double in both.
+    // NCO 5.1.4 declares x int here (four new variables or more: the packed type,
+    // short, times an int), but double with three or fewer (`a=1;b=2;x=p*2`), and
+    // truncates the unpacked values into the packed type (`w=p` is short); ours is
+    // double in both (README, compatibility notes).
     if !is_nco() {
         assert_eq!(decl(&out, "x"), "double x(lon) ;");
     }

@@ -14,6 +14,7 @@ mod differential;
 mod fixed;
 mod harness;
 mod ncap;
+mod ncap_corpus;
 mod ncbo;
 mod nces;
 mod ncks;
