@@ -29,6 +29,7 @@
 //! | [`cli::rusage`] | cli | resource usage for `-D` |
 //! | [`extract`] | plan | the extraction flow shared by ncks and the other operators |
 //! | [`arith`] | plan | processed variables: unpack, compute in double, write unpacked; cell_methods |
+//! | [`edit`] | plan | metadata edits of one file (ncatted, ncrename): a classic header rewritten in place when it fits, a new file otherwise |
 //! | [`progress`] | plan | progress bars on terminals only |
 //! | [`target`] | plan | an operator's output: format and storage planned once, provenance, the file written through a temporary one and committed ([`target::Output`]) |
 //! | [`hyperslab`] | rules | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
@@ -39,6 +40,8 @@
 //! | [`fill`] | rules | `_FillValue` semantics |
 //! | [`packing`] | rules | `scale_factor`/`add_offset` attributes (the arithmetic is [`kernels::packing`]) |
 //! | [`calendar`] | rules | CF time units for date-valued bounds and rebasing |
+//! | [`names`] | rules | netCDF's rules for names |
+//! | [`rename`] | rules | ncrename's `-v -d -g -a old,new` and their `.` and `@` forms |
 //! | [`cfmt`] | rules | C printf formatting of values (`ncks -s`, NCO's number formats) |
 //! | [`dataset`] | I/O | the dataset interface: [`dataset::Dataset`] (read) and [`dataset::OutFile`] (write), backend per file |
 //! | [`classic`] | I/O | our reader and writer of CDF-1/2/5 (lock-free, large I/O, raw copies) |
@@ -72,5 +75,7 @@ pub use nco_base::{Error, Result};
 pub use nco_io::{classic, dataset, nc4, output};
 pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
-pub use plan::{arith, extract, progress, target};
-pub use rules::{calendar, cfmt, chunking, fill, hyperslab, multifile, packing, select, stations};
+pub use plan::{arith, edit, extract, progress, target};
+pub use rules::{
+    calendar, cfmt, chunking, fill, hyperslab, multifile, names, packing, rename, select, stations,
+};

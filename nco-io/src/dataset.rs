@@ -423,6 +423,15 @@ impl Dataset {
         }
     }
 
+    /// True when the file has groups below the root group, which nco-rs does not read
+    /// (a netCDF-4 file; classic files have none).
+    pub fn has_subgroups(&self) -> bool {
+        match &self.reader {
+            Reader::Classic(_) => false,
+            Reader::Lib(r) => r.has_subgroups(),
+        }
+    }
+
     /// Our classic reader, when this file uses it (for raw copies).
     pub fn classic(&self) -> Option<&classic::Reader> {
         match &self.reader {

@@ -134,11 +134,49 @@ pub fn inquire_format(path: &str) -> Result<Format> {
     })
 }
 
+/// Deflate level (`None` when not compressed) and shuffle filter of the variables
+/// `names` of the netCDF-4 file `path` (`nc_inq_var_deflate`), in that order.
+fn deflate_of(path: &str, names: &[String]) -> Result<Vec<(Option<i32>, bool)>> {
+    let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
+    let _guard = netcdf_sys::libnetcdf_lock.lock();
+    let mut ncid = 0;
+    let mut out = Vec::with_capacity(names.len());
+    // SAFETY: the global libnetcdf lock is held; every pointer outlives its call; the
+    // handle is closed before the lock is released.
+    unsafe {
+        let rc = netcdf_sys::nc_open(c.as_ptr(), netcdf_sys::NC_NOWRITE, &mut ncid);
+        if rc != 0 {
+            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
+        }
+        for n in names {
+            let (mut varid, mut shuffle, mut deflate, mut level) = (0, 0, 0, 0);
+            let cn = CString::new(n.as_str()).unwrap_or_default();
+            let ok = netcdf_sys::nc_inq_varid(ncid, cn.as_ptr(), &mut varid) == 0
+                && netcdf_sys::nc_inq_var_deflate(
+                    ncid,
+                    varid,
+                    &mut shuffle,
+                    &mut deflate,
+                    &mut level,
+                ) == 0;
+            out.push(if ok {
+                ((deflate != 0).then_some(level), shuffle != 0)
+            } else {
+                (None, false)
+            });
+        }
+        netcdf_sys::nc_close(ncid);
+    }
+    Ok(out)
+}
+
 /// A file opened through libnetcdf for reading.
 pub struct LibReader {
     path: String,
     file: netcdf::File,
     meta: Meta,
+    /// True when the root group has groups under it (which nco-rs does not read).
+    subgroups: bool,
 }
 
 impl LibReader {
@@ -205,11 +243,26 @@ impl LibReader {
                 storage,
             });
         }
+        if format.is_netcdf4() {
+            let names: Vec<String> = meta.vars.iter().map(|v| v.name.clone()).collect();
+            for (v, (deflate, shuffle)) in meta.vars.iter_mut().zip(deflate_of(path, &names)?) {
+                v.storage.deflate = deflate;
+                v.storage.shuffle = shuffle;
+            }
+        }
+        let subgroups = format.is_netcdf4() && file.groups().is_ok_and(|mut g| g.next().is_some());
         Ok(LibReader {
             path: path.to_string(),
             file,
             meta,
+            subgroups,
         })
+    }
+
+    /// True when the file has groups below the root group (nco-rs reads only the root
+    /// group's dimensions, variables and attributes).
+    pub fn has_subgroups(&self) -> bool {
+        self.subgroups
     }
 
     /// The metadata.

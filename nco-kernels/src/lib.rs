@@ -28,6 +28,52 @@ use crate::types::{NcNum, NcType, Values};
 use nco_base::cpu::with_avx2;
 use reduce::{Accum, Broadcast};
 
+/// Replace every element of `x` equal to `old` by `new` (both one element of `x`'s
+/// type), as ncatted rewrites the data when a `_FillValue` changes (NCO 5.1.4,
+/// `nco_aed_prc`): integer and text elements compare exactly; floating ones as numbers
+/// when `old` is finite (so `-0.0` matches `0.0`), and every non-finite element (NaN,
+/// infinities) matches an `old` that is not finite. Strings are left alone. Returns the
+/// number of elements replaced.
+pub fn replace_value(x: &mut Values, old: &Values, new: &Values) -> usize {
+    fn rep<T: NcNum>(x: &mut [T], old: T, new: T) -> usize {
+        let mut n = 0;
+        if T::TYPE.is_float() && !old.to_f64().is_finite() {
+            for v in x.iter_mut().filter(|v| !v.to_f64().is_finite()) {
+                *v = new;
+                n += 1;
+            }
+        } else {
+            for v in x.iter_mut().filter(|v| **v == old) {
+                *v = new;
+                n += 1;
+            }
+        }
+        n
+    }
+    fn first<T: NcNum>(v: &Values) -> Option<T> {
+        T::slice_of(v).and_then(|s| s.first().copied())
+    }
+    match x {
+        Values::Char(c) => match (old, new) {
+            (Values::Char(o), Values::Char(w)) if !o.is_empty() && !w.is_empty() => {
+                let (o, w) = (o[0], w[0]);
+                let mut n = 0;
+                for b in c.iter_mut().filter(|b| **b == o) {
+                    *b = w;
+                    n += 1;
+                }
+                n
+            }
+            _ => 0,
+        },
+        Values::Str(_) => 0,
+        _ => dispatch!(x, v => match (first(old), first(new)) {
+            (Some(o), Some(w)) => rep(v, o, w),
+            _ => 0,
+        }; char _c => 0; string _s => 0),
+    }
+}
+
 fn typed_fill<T: NcNum>(fill: Option<f64>) -> Option<T> {
     fill.map(T::from_f64)
 }
@@ -324,5 +370,43 @@ mod tests {
             valid_range(&Values::Float(vec![]), None, None),
             ValidRange::EMPTY
         );
+    }
+
+    #[test]
+    fn replace_value_follows_ncos_fill_rules() {
+        let mut x = Values::Float(vec![1.0, -999.0, f32::NAN, 0.0, -0.0]);
+        assert_eq!(
+            replace_value(
+                &mut x,
+                &Values::Float(vec![-999.0]),
+                &Values::Float(vec![5.0])
+            ),
+            1
+        );
+        assert_eq!(
+            replace_value(&mut x, &Values::Float(vec![0.0]), &Values::Float(vec![7.0])),
+            2
+        );
+        let mut y = Values::Double(vec![1.0, f64::NAN, f64::INFINITY, 2.0]);
+        let n = replace_value(
+            &mut y,
+            &Values::Double(vec![f64::NAN]),
+            &Values::Double(vec![-1.0]),
+        );
+        assert_eq!((n, y), (2, Values::Double(vec![1.0, -1.0, -1.0, 2.0])));
+        let mut z = Values::Int(vec![-99, 3, -99]);
+        replace_value(&mut z, &Values::Int(vec![-99]), &Values::Int(vec![-5]));
+        assert_eq!(z, Values::Int(vec![-5, 3, -5]));
+        let mut c = Values::Char(b"a_b_".to_vec());
+        replace_value(
+            &mut c,
+            &Values::Char(b"_".to_vec()),
+            &Values::Char(b"x".to_vec()),
+        );
+        assert_eq!(c, Values::Char(b"axbx".to_vec()));
+        match x {
+            Values::Float(v) => assert_eq!(v[..2], [1.0, 5.0]),
+            _ => unreachable!(),
+        }
     }
 }

@@ -21,5 +21,6 @@ mod ncks;
 mod ncpdq;
 mod ncpdq_blocks;
 mod ncra;
+mod ncrename;
 mod ncwa;
 mod stations;

@@ -227,6 +227,129 @@ impl CommonArgs {
     }
 }
 
+/// The command line the operators that edit one file's metadata share (ncatted,
+/// ncrename): `in.nc [out.nc]`, the file edited in place when no output is given, and
+/// NCO's common options that apply to an edit. (ncatted's `-t` is its type match, so
+/// these operators do not take [`CommonArgs`]' thread count.)
+#[derive(Args, Debug, Clone, Default)]
+pub struct EditArgs {
+    /// The file to edit, then the output (without one, the file is edited in place)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Overwrite an existing output file without asking
+    #[arg(short = 'O', long = "ovr", visible_alias = "overwrite")]
+    pub overwrite: bool,
+    /// Refused: an edit writes a whole file (NCO accepts -A here and does nothing with it)
+    #[arg(short = 'A', long = "apn", visible_alias = "append")]
+    pub append: bool,
+    /// Do not add this command to the `history` global attribute (nor the `NCO` one)
+    #[arg(short = 'h', long = "hst", visible_alias = "history")]
+    pub no_history: bool,
+    /// Debug level: 1 or more reports wall, user and system time and peak memory at exit
+    #[arg(
+        short = 'D',
+        long = "dbg_lvl",
+        visible_alias = "debug-level",
+        value_name = "LEVEL"
+    )]
+    pub debug: Option<u32>,
+    /// Quiet: print nothing but errors (debug level 0)
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Path prefix for the input file name (not for the output)
+    #[arg(short = 'p', long = "pth", visible_alias = "path", value_name = "DIR")]
+    pub path: Option<String>,
+    /// Output file name (otherwise the second positional argument, if any)
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "fl_out",
+        value_name = "FILE"
+    )]
+    pub output: Option<String>,
+    /// Accepted for NCO compatibility: the input never comes from standard input, so
+    /// there is no input-file-list attribute to leave out
+    #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
+    pub no_file_list: bool,
+    /// Keep at least this many free bytes after a netCDF3 header (room for later edits
+    /// in place); the data moves only when the header does not fit
+    #[arg(long = "hdr_pad", visible_alias = "header_pad", value_name = "BYTES")]
+    pub hdr_pad: Option<u64>,
+    /// Read every file through libnetcdf (classic files are still edited by our engine)
+    #[arg(long = "no-mmap", visible_alias = "no_mmap")]
+    pub no_mmap: bool,
+    /// Print version and configuration, then exit
+    #[arg(short = 'r', long = "revision", visible_alias = "vrs")]
+    pub revision: bool,
+    /// Print the version, then exit
+    #[arg(long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+    /// Print this help, then exit
+    #[arg(long = "help", action = ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+impl EditArgs {
+    /// The common options these arguments stand for.
+    pub fn common(&self) -> CommonArgs {
+        CommonArgs {
+            overwrite: self.overwrite,
+            append: self.append,
+            no_history: self.no_history,
+            debug: self.debug,
+            quiet: self.quiet,
+            path: self.path.clone(),
+            output: self.output.clone(),
+            no_mmap: self.no_mmap,
+            revision: self.revision,
+            ..CommonArgs::default()
+        }
+    }
+
+    /// The file to edit (prefixed with `-p`) and the output, `None` to edit in place,
+    /// after checking that an existing output may be replaced (`-O`).
+    ///
+    /// Errors: no file or more than two; an existing output without `-O`; `-A`.
+    pub fn input_and_output(&self, prog: &str) -> Result<(String, Option<String>)> {
+        let mut files = self.files.clone();
+        if let Some(o) = &self.output {
+            files.push(o.clone());
+        }
+        if files.is_empty() || files.len() > 2 {
+            return Err(Error::msg(format!(
+                "{prog} takes one input file and an optional output file, {} given (usage: \
+                 {prog} [options] in.nc [out.nc])",
+                files.len()
+            )));
+        }
+        if self.append {
+            return Err(Error::option(
+                "-A",
+                format!("appending is not supported by {prog}: it writes a whole file"),
+            ));
+        }
+        let input = with_prefix(self.path.as_deref(), &files[0]);
+        let output = match files.get(1) {
+            Some(o) => {
+                crate::output::resolve_existing(prog, o, self.overwrite, false)?;
+                Some(o.clone())
+            }
+            None => None,
+        };
+        Ok((input, output))
+    }
+
+    /// What the edited file records about the edit: the command line in `history`
+    /// (and the `NCO` attribute) unless `-h`.
+    pub fn provenance(&self, argv: &[String]) -> Provenance {
+        Provenance {
+            command: (!self.no_history).then(|| crate::output::command_line(argv)),
+            input_list: None,
+            threads: None,
+        }
+    }
+}
+
 /// Arithmetic options of the operators that compute (ncwa, ncra, nces, ncbo).
 #[derive(Args, Debug, Clone, Default)]
 pub struct ArithArgs {
@@ -501,11 +624,9 @@ pub fn start<C: clap::FromArgMatches>(
     prog: &str,
     shared: impl Fn(&C) -> (&CommonArgs, &FormatArgs),
 ) -> Result<Option<C>> {
-    let matches = match cmd.try_get_matches_from(argv) {
-        Ok(m) => m,
-        Err(e) => return clap_error(e).map(|()| None),
+    let Some(c) = parse_with(cmd, argv)? else {
+        return Ok(None);
     };
-    let c = C::from_arg_matches(&matches).map_err(|e| Error::msg(e.to_string()))?;
     let (common, format) = shared(&c);
     if common.revision {
         print!("{}", version_text(prog));
@@ -514,6 +635,39 @@ pub fn start<C: clap::FromArgMatches>(
     apply_common(common);
     format.check()?;
     Ok(Some(c))
+}
+
+/// [`start`] for the operators that edit one file's metadata (ncatted, ncrename),
+/// whose shared options are [`EditArgs`].
+///
+/// Errors: malformed options (one line, exit 1).
+pub fn start_edit<C: clap::FromArgMatches>(
+    cmd: clap::Command,
+    argv: &[String],
+    prog: &str,
+    shared: impl Fn(&C) -> &EditArgs,
+) -> Result<Option<C>> {
+    let Some(c) = parse_with(cmd, argv)? else {
+        return Ok(None);
+    };
+    let e = shared(&c);
+    if e.revision {
+        print!("{}", version_text(prog));
+        return Ok(None);
+    }
+    apply_common(&e.common());
+    Ok(Some(c))
+}
+
+/// Parse `argv` with `cmd` into `C`; `Ok(None)` when `--help` or `--version` printed.
+fn parse_with<C: clap::FromArgMatches>(cmd: clap::Command, argv: &[String]) -> Result<Option<C>> {
+    let matches = match cmd.try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => return clap_error(e).map(|()| None),
+    };
+    C::from_arg_matches(&matches)
+        .map(Some)
+        .map_err(|e| Error::msg(e.to_string()))
 }
 
 /// Build a clap command with the settings every operator shares.

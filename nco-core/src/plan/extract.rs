@@ -137,6 +137,9 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
         let out = &mut meta.vars[i];
         out.storage.chunks = chunks;
         out.storage.deflate = storage.deflate.filter(|_| !out.dims.is_empty());
+        // The input's shuffle filter is not carried over (its deflate level is not
+        // either: `-L` sets it).
+        out.storage.shuffle = false;
     }
 }
 

@@ -4,6 +4,7 @@
 //! [`crate::rules`] and the lower crates, never [`crate::cli`].
 
 pub mod arith;
+pub mod edit;
 pub mod extract;
 pub mod progress;
 pub mod target;

@@ -8,6 +8,8 @@ pub mod chunking;
 pub mod fill;
 pub mod hyperslab;
 pub mod multifile;
+pub mod names;
 pub mod packing;
+pub mod rename;
 pub mod select;
 pub mod stations;

@@ -9,6 +9,7 @@
 //! the lost pages raises SIGBUS and the process dies; with `pread` that case is an I/O
 //! error naming the file. Mapped pages also count in the resident memory of the process.
 
+pub mod edit;
 pub mod header;
 
 use std::fs::File;
