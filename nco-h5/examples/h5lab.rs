@@ -14,10 +14,41 @@
 
 use std::time::Instant;
 
-use nco_h5::index::{H5File, IndexBy, VarIndex};
+use nco_h5::index::{H5File, IndexBy};
 use nco_h5::read::{inflate_floor, read_slab};
+use nco_h5::VarIndex;
 
 type Res<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// The engine's view of a file, with chunk addresses from the Rust walk (`by` None) or
+/// from libhdf5.
+struct Eng {
+    file: nco_h5::File,
+    h5: Option<(H5File, IndexBy)>,
+}
+
+impl Eng {
+    fn open(path: &str, by: Option<IndexBy>) -> Res<Eng> {
+        let h5 = match by {
+            Some(b) => Some((H5File::open(path, false)?, b)),
+            None => None,
+        };
+        Ok(Eng {
+            file: nco_h5::File::open(path)?,
+            h5,
+        })
+    }
+
+    fn var(&self, name: &str) -> Res<VarIndex> {
+        let mut v = self.file.var(&format!("/{name}"))?;
+        if let Some((h5, by)) = &self.h5 {
+            if !v.contiguous {
+                v.locs = h5.var(name, *by)?.locs;
+            }
+        }
+        Ok(v)
+    }
+}
 
 fn main() -> Res<()> {
     let a: Vec<String> = std::env::args().skip(1).collect();
@@ -40,9 +71,9 @@ fn main() -> Res<()> {
         }
         "index" => {
             let by = match arg(2) {
-                "index" => IndexBy::Index,
-                "rust" => IndexBy::Rust,
-                _ => IndexBy::Coord,
+                "index" => Some(IndexBy::Index),
+                "rust" => None,
+                _ => Some(IndexBy::Coord),
             };
             let file = arg(1).to_string();
             run(1, num(3, 5), || index(&file, by))
@@ -58,8 +89,7 @@ fn main() -> Res<()> {
         }
         "locs" => {
             // The first allocated chunk of a variable: offset and stored size.
-            let h5 = H5File::open(arg(1), false)?;
-            let v = h5.var(arg(2), IndexBy::Rust)?;
+            let v = Eng::open(arg(1), None)?.var(arg(2))?;
             let l = v.locs.iter().find(|l| l.allocated()).ok_or("no chunk")?;
             println!("{} {}", l.addr, l.size);
             Ok(())
@@ -68,14 +98,13 @@ fn main() -> Res<()> {
             // Plain HDF5 datasets: the engine (both indexes) against hdf5-reader's read.
             let path = arg(1);
             let h5 = H5File::open(path, false)?;
+            let eng = Eng::open(path, None)?;
             let rs = hdf5_reader::Hdf5File::open(path)?;
-            let file = std::fs::File::open(path)?;
-            let len = file.metadata()?.len();
             for name in &a[2..] {
-                let v = h5.var(name, IndexBy::Rust)?;
+                let v = eng.var(name)?;
                 let c = h5.var(name, IndexBy::Coord).map(|c| c.locs == v.locs);
                 let mut buf = vec![0u8; v.shape.iter().product::<u64>() as usize * v.elem];
-                read_slab(&v, &file, len, &vec![0; v.shape.len()], &v.shape, &mut buf)?;
+                read_slab(&v, &eng.file, &vec![0; v.shape.len()], &v.shape, &mut buf)?;
                 let want = rs.dataset(&format!("/{name}"))?.read_native_bytes()?;
                 println!(
                     "{name}: filters {:?}, same as hdf5-reader {}, same chunks as libhdf5 {:?}",
@@ -206,24 +235,22 @@ fn read(what: &str, path: &str, mode: &str) -> Res<u64> {
         }
         "ours" | "ours-rs" => {
             let by = if mode == "ours" {
-                IndexBy::Coord
+                Some(IndexBy::Coord)
             } else {
-                IndexBy::Rust
+                None
             };
             let names = var_names(path)?;
-            let h5 = H5File::open(path, false)?;
-            let file = std::fs::File::open(path)?;
-            let len = file.metadata()?.len();
+            let h5 = Eng::open(path, by)?;
             for name in names {
                 // Index only what the request needs: a point or a slab needs the
                 // variable's index too (built once per variable).
-                let v = h5.var(&name, by)?;
+                let v = h5.var(&name)?;
                 let Some((start, count)) = request(what, &v.shape) else {
                     continue;
                 };
                 let n: u64 = count.iter().product();
                 let mut buf = vec![0u8; n as usize * v.elem];
-                read_slab(&v, &file, len, &start, &count, &mut buf)?;
+                read_slab(&v, &h5.file, &start, &count, &mut buf)?;
                 fnv(&mut h, &buf);
             }
         }
@@ -322,25 +349,21 @@ fn var_names(path: &str) -> Res<Vec<String>> {
 
 fn floor(path: &str) -> Res<u64> {
     let names = var_names(path)?;
-    let h5 = H5File::open(path, false)?;
-    let file = std::fs::File::open(path)?;
-    let vars: Vec<VarIndex> = names
-        .iter()
-        .map(|n| h5.var(n, IndexBy::Coord))
-        .collect::<Result<_, _>>()?;
+    let h5 = Eng::open(path, None)?;
+    let vars: Vec<VarIndex> = names.iter().map(|n| h5.var(n)).collect::<Result<_, _>>()?;
     let mut n = 0;
     for v in &vars {
-        n += inflate_floor(v, &file)?;
+        n += inflate_floor(v, &h5.file)?;
     }
     Ok(n)
 }
 
-fn index(path: &str, by: IndexBy) -> Res<u64> {
+fn index(path: &str, by: Option<IndexBy>) -> Res<u64> {
     let names = var_names(path)?;
-    let h5 = H5File::open(path, false)?;
+    let h5 = Eng::open(path, by)?;
     let mut n = 0;
     for name in names {
-        n += h5.var(&name, by)?.locs.len() as u64;
+        n += h5.var(&name)?.locs.len() as u64;
     }
     Ok(n)
 }
@@ -350,9 +373,7 @@ fn index(path: &str, by: IndexBy) -> Res<u64> {
 /// definitions by libnetcdf and data by direct chunk writes.
 fn write(inp: &str, out: &str, mode: &str) -> Res<u64> {
     let src = netcdf::open(inp)?;
-    let h5 = H5File::open(inp, false)?;
-    let file = std::fs::File::open(inp)?;
-    let len = file.metadata()?.len();
+    let h5 = Eng::open(inp, None)?;
     let mut dst = netcdf::create_with(out, netcdf::Options::NETCDF4)?;
     for d in src.dimensions() {
         if d.is_unlimited() {
@@ -379,9 +400,9 @@ fn write(inp: &str, out: &str, mode: &str) -> Res<u64> {
     let data: Vec<(String, VarIndex, Vec<u8>)> = vars
         .iter()
         .map(|(name, _)| {
-            let v = h5.var(name, IndexBy::Coord)?;
+            let v = h5.var(name)?;
             let mut buf = vec![0u8; v.shape.iter().product::<u64>() as usize * v.elem];
-            read_slab(&v, &file, len, &vec![0; v.shape.len()], &v.shape, &mut buf)?;
+            read_slab(&v, &h5.file, &vec![0; v.shape.len()], &v.shape, &mut buf)?;
             Ok((name.clone(), v, buf))
         })
         .collect::<Res<_>>()?;
@@ -460,12 +481,10 @@ fn write(inp: &str, out: &str, mode: &str) -> Res<u64> {
 fn deflate_all(path: &str, level: i32) -> Res<u64> {
     use rayon::prelude::*;
     let names = var_names(path)?;
-    let h5 = H5File::open(path, false)?;
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let h5 = Eng::open(path, None)?;
     let mut chunks = Vec::new();
     for name in names {
-        let v = h5.var(&name, IndexBy::Rust)?;
+        let v = h5.var(&name)?;
         if v.filters.is_empty() {
             continue;
         }
@@ -478,7 +497,7 @@ fn deflate_all(path: &str, level: i32) -> Res<u64> {
                 .collect();
             let n: u64 = count.iter().product();
             let mut buf = vec![0u8; n as usize * v.elem];
-            read_slab(&v, &file, len, &start, &count, &mut buf)?;
+            read_slab(&v, &h5.file, &start, &count, &mut buf)?;
             chunks.push((v.elem, buf));
             let mut carry = true;
             for k in (0..g.len()).rev() {

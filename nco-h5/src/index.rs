@@ -1,4 +1,6 @@
-//! Each variable's storage and chunk addresses, found once through the system libhdf5.
+//! The system libhdf5: files opened read-write for [`crate::write`], and each
+//! variable's storage and chunk addresses found through libhdf5 (a cross-check of
+//! [`crate::layout::describe`] in the tests and the measurements; reads do not use it).
 //!
 //! Every libhdf5 call here holds `hdf5_metno_sys::LOCK` (the lock the netcdf crate takes
 //! for libnetcdf too: the Debian HDF5 is not thread-safe). The index is plain data
@@ -18,29 +20,11 @@ use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::{h5e, h5f, h5p, h5s, h5t};
 
 use crate::filters::Filter;
+use crate::layout::{Kind, Loc, VarIndex};
 use crate::{Error, Result};
 
-/// Where one chunk is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Loc {
-    /// File offset of the stored (filtered) bytes; `u64::MAX` for a chunk never written
-    /// (read as the fill value).
-    pub addr: u64,
-    /// Stored size in bytes.
-    pub size: u64,
-    /// HDF5 filter mask: bit k set means filter k of the pipeline was skipped.
-    pub mask: u32,
-}
-
-impl Loc {
-    /// Whether the chunk was ever written.
-    pub fn allocated(&self) -> bool {
-        self.addr != u64::MAX
-    }
-}
-
 /// How to ask libhdf5 for chunk addresses (both kept for the measurements of
-/// docs/netcdf4-engine.md).
+/// docs/netcdf4-engine.md and as a cross-check of [`crate::layout::describe`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexBy {
     /// `H5Dget_chunk_info_by_coord` for each chunk of the grid (one lookup each).
@@ -49,53 +33,12 @@ pub enum IndexBy {
     Index,
     /// No chunk addresses (storage only, for writing).
     None,
-    /// The pure-Rust index walk of [`crate::locate`] (linear in the chunks, no lock).
-    Rust,
-}
-
-/// One variable's storage: everything a read or write needs, with no HDF5 handle.
-#[derive(Clone, Debug)]
-pub struct VarIndex {
-    /// Dataset path in the file.
-    pub name: String,
-    /// Current shape (elements per dimension, slowest first).
-    pub shape: Vec<u64>,
-    /// Chunk shape (the whole shape for contiguous storage).
-    pub chunk: Vec<u64>,
-    /// Element size in bytes.
-    pub elem: usize,
-    /// Stored big-endian (netCDF's `endian = "big"`); reads convert to native order.
-    pub big_endian: bool,
-    /// Filter pipeline in the order the writer applied it.
-    pub filters: Vec<Filter>,
-    /// Chunk locations in row-major order of the chunk grid.
-    pub locs: Vec<Loc>,
-    /// The fill value, native order (`elem` bytes).
-    pub fill: Vec<u8>,
-}
-
-impl VarIndex {
-    /// Chunks along each dimension.
-    pub fn grid(&self) -> Vec<u64> {
-        self.shape
-            .iter()
-            .zip(&self.chunk)
-            .map(|(&n, &c)| n.div_ceil(c.max(1)))
-            .collect()
-    }
-
-    /// Bytes of one decoded chunk.
-    pub fn chunk_bytes(&self) -> usize {
-        self.chunk.iter().product::<u64>() as usize * self.elem
-    }
 }
 
 /// An HDF5 file opened read-only (or read-write for [`crate::write`]) through libhdf5.
 pub struct H5File {
     pub(crate) fid: hid_t,
     path: String,
-    /// The same file opened by `hdf5-reader`, for [`IndexBy::Rust`] (opened on first use).
-    rs: std::sync::OnceLock<hdf5_reader::Hdf5File>,
 }
 
 fn check(rc: herr_t, what: &str) -> Result<()> {
@@ -156,7 +99,6 @@ impl H5File {
         Ok(H5File {
             fid: check_id(fid, "H5Fopen")?,
             path: path.into(),
-            rs: std::sync::OnceLock::new(),
         })
     }
 
@@ -172,21 +114,6 @@ impl H5File {
     /// integer or float ([`Error::Unsupported`]); a filter we do not decode
     /// ([`Error::UnsupportedFilter`]).
     pub fn var(&self, name: &str, by: IndexBy) -> Result<VarIndex> {
-        if by == IndexBy::Rust {
-            let mut v = self.var(name, IndexBy::None)?;
-            if v.locs.is_empty() {
-                let f = match self.rs.get() {
-                    Some(f) => f,
-                    None => {
-                        let f = hdf5_reader::Hdf5File::open(&self.path)
-                            .map_err(|e| Error::Corrupt(e.to_string()))?;
-                        self.rs.get_or_init(|| f)
-                    }
-                };
-                v.locs = crate::locate::chunk_locs(f, name, &v)?;
-            }
-            return Ok(v);
-        }
         let c = CString::new(name).map_err(|_| Error::Request("NUL in variable name".into()))?;
         let _g = hdf5_metno_sys::LOCK.lock();
         quiet();
@@ -249,11 +176,22 @@ impl H5File {
                 h5p::H5Pget_fill_value(dcpl.0, ntid.0, fill.as_mut_ptr().cast::<c_void>());
             }
             let layout = h5p::H5Pget_layout(dcpl.0);
+            let kind = if char1 {
+                Kind::Char
+            } else if class == h5t::H5T_class_t::H5T_FLOAT {
+                Kind::Float
+            } else {
+                Kind::Int {
+                    signed: h5t::H5Tget_sign(tid.0) == h5t::H5T_sign_t::H5T_SGN_2,
+                }
+            };
             let mut v = VarIndex {
                 name: name.into(),
                 shape: shape.clone(),
                 chunk: shape.clone(),
+                contiguous: false,
                 elem,
+                kind,
                 big_endian,
                 filters: Vec::new(),
                 locs: Vec::new(),
@@ -261,6 +199,7 @@ impl H5File {
             };
             match layout {
                 H5D_layout_t::H5D_CONTIGUOUS => {
+                    v.contiguous = true;
                     let addr = h5d::H5Dget_offset(did.0);
                     let n: u64 = shape.iter().product();
                     v.locs.push(Loc {
@@ -277,7 +216,7 @@ impl H5File {
                     )?;
                     v.chunk = chunk;
                     v.filters = filters_of(dcpl.0, elem)?;
-                    if by != IndexBy::None && by != IndexBy::Rust {
+                    if by != IndexBy::None {
                         v.locs = chunk_locs(did.0, &v, by)?;
                     }
                 }
@@ -340,14 +279,7 @@ unsafe fn filters_of(dcpl: hid_t, elem: usize) -> Result<Vec<Filter>> {
 unsafe fn chunk_locs(did: hid_t, v: &VarIndex, by: IndexBy) -> Result<Vec<Loc>> {
     let grid = v.grid();
     let total: u64 = grid.iter().product();
-    let mut locs = vec![
-        Loc {
-            addr: u64::MAX,
-            size: 0,
-            mask: 0,
-        };
-        total as usize
-    ];
+    let mut locs = vec![Loc::UNALLOCATED; total as usize];
     if total == 0 {
         return Ok(locs);
     }
@@ -375,7 +307,7 @@ unsafe fn chunk_locs(did: hid_t, v: &VarIndex, by: IndexBy) -> Result<Vec<Loc>> 
                     odometer(&mut g, &grid);
                 }
             }
-            IndexBy::None | IndexBy::Rust => {}
+            IndexBy::None => {}
             IndexBy::Index => {
                 let mut n: hsize_t = 0;
                 let sid = Id(

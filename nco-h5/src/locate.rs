@@ -6,39 +6,37 @@
 
 use hdf5_reader::chunk_index::{self, ChunkEntry};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
-use hdf5_reader::messages::HdfMessage;
 
-use crate::index::{Loc, VarIndex};
+use crate::layout::{Loc, VarIndex};
 use crate::{Error, Result};
 
 fn rs(e: hdf5_reader::error::Error) -> Error {
     Error::Corrupt(e.to_string())
 }
 
-/// Every chunk location of dataset `name` of `f`, in row-major order of the grid of `v`
-/// (whose shape and chunk shape are the dataset's). Chunks never written stay
-/// unallocated; index entries outside the current grid (left by a shrunk extent) are
-/// ignored.
+/// The most chunks a variable's grid may have for the engine (its index takes 24
+/// bytes a chunk); larger grids are left to libnetcdf.
+pub const MAX_GRID: u64 = 1 << 26;
+
+/// Every chunk location of dataset `ds` of `f`, whose layout message is `layout`, in
+/// row-major order of the grid of `v` (the dataset's shape and chunk shape). Chunks
+/// never written stay unallocated; index entries outside the current grid (left by a
+/// shrunk extent) are ignored.
 ///
-/// Errors: a damaged index or layout message ([`Error::Corrupt`]), storage that is not
-/// chunked ([`Error::Unsupported`]).
-pub fn chunk_locs(f: &hdf5_reader::Hdf5File, name: &str, v: &VarIndex) -> Result<Vec<Loc>> {
-    let ds = f.dataset(&format!("/{name}")).map_err(rs)?;
-    let hdr = f.get_or_parse_header(ds.address()).map_err(rs)?;
-    let layout = hdr
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            HdfMessage::DataLayout(l) => Some(l.layout.clone()),
-            _ => None,
-        })
-        .ok_or_else(|| Error::Corrupt("no layout message".into()))?;
+/// Errors: a damaged index ([`Error::Corrupt`]), storage that is not chunked
+/// ([`Error::Unsupported`]).
+pub fn chunk_locs(
+    f: &hdf5_reader::Hdf5File,
+    ds: &hdf5_reader::Dataset,
+    layout: &DataLayout,
+    v: &VarIndex,
+) -> Result<Vec<Loc>> {
     let DataLayout::Chunked {
         address,
         dims,
         chunk_indexing,
         ..
-    } = layout
+    } = layout.clone()
     else {
         return Err(Error::Unsupported("not chunked".into()));
     };
@@ -49,23 +47,17 @@ pub fn chunk_locs(f: &hdf5_reader::Hdf5File, name: &str, v: &VarIndex) -> Result
         dims.pop();
     }
     let grid = v.grid();
-    let total: u64 = grid.iter().product();
-    let mut locs = vec![
-        Loc {
-            addr: u64::MAX,
-            size: 0,
-            mask: 0,
-        };
-        total as usize
-    ];
+    let total = grid
+        .iter()
+        .try_fold(1u64, |a, &n| a.checked_mul(n))
+        .filter(|&t| t <= MAX_GRID)
+        .ok_or_else(|| Error::Unsupported(format!("a chunk grid of {grid:?} chunks")))?;
+    let mut locs = vec![Loc::UNALLOCATED; total as usize];
     let sb = f.superblock();
     let (os, ls) = (sb.offset_size, sb.length_size);
     let undefined = address == u64::MAX || (os < 8 && address == (1u64 << (8 * os)) - 1);
     if total == 0 || undefined {
         return Ok(locs);
-    }
-    if std::env::var_os("NCO_H5_SHOW_INDEX").is_some() {
-        eprintln!("{name}: chunk index {chunk_indexing:?} (None: B-tree v1)");
     }
     let storage = f.storage();
     let entries: Vec<ChunkEntry> = match &chunk_indexing {

@@ -11,7 +11,8 @@ use hdf5_metno_sys::{h5d, h5p};
 use rayon::prelude::*;
 
 use crate::filters::{self, Filter};
-use crate::index::{odometer, H5File, IndexBy, VarIndex};
+use crate::index::{odometer, H5File, IndexBy};
+use crate::layout::VarIndex;
 use crate::{Error, Result};
 
 /// Chunks encoded per batch and thread before the batch is written (bounds memory to

@@ -3,7 +3,7 @@
 //! libnetcdf, and damaged chunks reported as errors.
 
 use nco_h5::index::{H5File, IndexBy};
-use nco_h5::read::read_slab;
+use nco_h5::read::{read_sel, read_slab};
 
 /// v(t, y, x) floats, t unlimited (5 records), chunks 2x4x4 (partial edge chunks),
 /// deflate 1 + shuffle; w(y, x) doubles, contiguous. Value of v at (t, y, x):
@@ -32,13 +32,20 @@ fn make(path: &str) {
 }
 
 fn engine_read(path: &str, name: &str, by: IndexBy, start: &[u64], count: &[u64]) -> Vec<u8> {
-    let h5 = H5File::open(path, false).unwrap();
-    let v = h5.var(name, by).unwrap();
-    let file = std::fs::File::open(path).unwrap();
-    let len = file.metadata().unwrap().len();
+    let file = nco_h5::File::open(path).unwrap();
+    let mut v = file.var(&format!("/{name}")).unwrap();
+    if by != IndexBy::None {
+        // Chunk addresses from libhdf5 instead of the Rust walk: the same.
+        let h5 = H5File::open(path, false).unwrap();
+        let c = h5.var(name, by).unwrap();
+        if !v.contiguous {
+            assert_eq!(c.locs, v.locs, "{name}");
+        }
+        v.locs = if v.contiguous { v.locs } else { c.locs };
+    }
     let n: u64 = count.iter().product();
     let mut out = vec![0u8; n as usize * v.elem];
-    read_slab(&v, &file, len, start, count, &mut out).unwrap();
+    read_slab(&v, &file, start, count, &mut out).unwrap();
     out
 }
 
@@ -57,7 +64,7 @@ fn reads_equal_libnetcdf() {
     let path = dir.path().join("a.nc");
     let path = path.to_str().unwrap();
     make(path);
-    for by in [IndexBy::Rust, IndexBy::Coord] {
+    for by in [IndexBy::None, IndexBy::Coord] {
         for (start, count) in [
             ([0, 0, 0], [5, 7, 9]),
             ([1, 2, 3], [3, 4, 5]),
@@ -73,8 +80,31 @@ fn reads_equal_libnetcdf() {
         assert_eq!(got, lib_read(path, "w", &[2, 1], &[3, 8], 8), "{by:?} w");
     }
     // One value, decoded: 100 * 4 + 10 * 6 + 8.
-    let one = engine_read(path, "v", IndexBy::Rust, &[4, 6, 8], &[1, 1, 1]);
+    let one = engine_read(path, "v", IndexBy::None, &[4, 6, 8], &[1, 1, 1]);
     assert_eq!(f32::from_ne_bytes(one.try_into().unwrap()), 468.0);
+    // Index lists: reversed, repeated, strided, and past the extent (read as the pad).
+    let file = nco_h5::File::open(path).unwrap();
+    let v = file.var("/v").unwrap();
+    let sel = vec![vec![4, 0, 6], vec![6, 6, 1], vec![8, 0, 2, 4, 6]];
+    let mut out = vec![0u8; 3 * 3 * 5 * 4];
+    read_sel(&v, &file, &sel, &(-1.0f32).to_ne_bytes(), &mut out).unwrap();
+    let got: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    let mut want = Vec::new();
+    for &t in &sel[0] {
+        for &y in &sel[1] {
+            for &x in &sel[2] {
+                want.push(if t >= 5 {
+                    -1.0
+                } else {
+                    (100 * t + 10 * y + x) as f32
+                });
+            }
+        }
+    }
+    assert_eq!(got, want);
 }
 
 #[test]
@@ -83,16 +113,13 @@ fn requests_outside_the_variable_are_errors() {
     let path = dir.path().join("a.nc");
     let path = path.to_str().unwrap();
     make(path);
-    let h5 = H5File::open(path, false).unwrap();
-    let v = h5.var("v", IndexBy::Rust).unwrap();
-    let file = std::fs::File::open(path).unwrap();
+    let file = nco_h5::File::open(path).unwrap();
+    let v = file.var("/v").unwrap();
     let mut out = vec![0u8; 4 * 2];
-    let e = read_slab(&v, &file, 1 << 20, &[4, 0, 0], &[2, 1, 1], &mut out).unwrap_err();
+    let e = read_slab(&v, &file, &[4, 0, 0], &[2, 1, 1], &mut out).unwrap_err();
     assert!(e.to_string().contains("past dimension 0"), "{e}");
-    // A file length below a chunk's end: refused before reading.
-    let mut out = vec![0u8; 4];
-    let e = read_slab(&v, &file, 100, &[0, 0, 0], &[1, 1, 1], &mut out).unwrap_err();
-    assert!(e.to_string().contains("past the end of the file"), "{e}");
+    let e = read_sel(&v, &file, &[vec![0], vec![0]], &[0; 4], &mut out).unwrap_err();
+    assert!(e.to_string().contains("rank"), "{e}");
 }
 
 #[test]
@@ -101,20 +128,32 @@ fn damaged_chunks_are_errors() {
     let path = dir.path().join("a.nc");
     let path = path.to_str().unwrap();
     make(path);
-    let h5 = H5File::open(path, false).unwrap();
-    let v = h5.var("v", IndexBy::Rust).unwrap();
-    drop(h5);
+    let v = nco_h5::File::open(path).unwrap().var("/v").unwrap();
     let loc = v.locs[0];
     let mut bytes = std::fs::read(path).unwrap();
     for b in &mut bytes[(loc.addr + loc.size / 2) as usize..][..4] {
         *b ^= 0xa5;
     }
     std::fs::write(path, &bytes).unwrap();
-    let file = std::fs::File::open(path).unwrap();
-    let len = file.metadata().unwrap().len();
+    let file = nco_h5::File::open(path).unwrap();
     let mut out = vec![0u8; 4];
-    let e = read_slab(&v, &file, len, &[0, 0, 0], &[1, 1, 1], &mut out).unwrap_err();
-    assert!(e.to_string().contains("corrupt chunk"), "{e}");
+    let e = read_slab(&v, &file, &[0, 0, 0], &[1, 1, 1], &mut out).unwrap_err();
+    assert!(e.to_string().contains("corrupt data"), "{e}");
+    // The file cut below the last chunk's end: refused before reading.
+    make(path);
+    let bytes = std::fs::read(path).unwrap();
+    let last = v.locs.iter().max_by_key(|l| l.addr).unwrap();
+    std::fs::write(path, &bytes[..(last.addr + 1) as usize]).unwrap();
+    let file = nco_h5::File::open(path).unwrap();
+    let e = read_slab(
+        &v,
+        &file,
+        &[0, 0, 0],
+        &[5, 7, 9],
+        &mut vec![0u8; 5 * 63 * 4],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("past the end of the file"), "{e}");
 }
 
 #[test]

@@ -1,0 +1,99 @@
+//! An HDF5 file opened for the engine: one file descriptor shared by `hdf5-reader`'s
+//! header and index parsing and by our positioned chunk reads; no libhdf5.
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use hdf5_reader::storage::{Storage, StorageBuffer};
+
+use crate::layout::VarIndex;
+use crate::{Error, Result};
+
+/// The file as `hdf5-reader` storage: positioned reads of exactly the bytes asked for.
+struct Pread {
+    file: Arc<fs::File>,
+    len: u64,
+}
+
+impl Storage for Pread {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> hdf5_reader::error::Result<StorageBuffer> {
+        let end = offset.checked_add(len as u64);
+        if end.is_none_or(|e| e > self.len) {
+            return Err(hdf5_reader::error::Error::UnexpectedEof {
+                offset,
+                needed: len as u64,
+                available: self.len.saturating_sub(offset),
+            });
+        }
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(StorageBuffer::from_vec(buf))
+    }
+}
+
+/// An HDF5 file opened read-only by the engine.
+pub struct File {
+    path: String,
+    file: Arc<fs::File>,
+    len: u64,
+    h5: hdf5_reader::Hdf5File,
+}
+
+impl File {
+    /// Open `path` and parse its superblock (no dataset is read yet).
+    ///
+    /// Errors: the file cannot be opened ([`Error::Io`]), or is not HDF5 or has a
+    /// damaged superblock ([`Error::Corrupt`]).
+    pub fn open(path: &str) -> Result<File> {
+        let file = Arc::new(fs::File::open(path)?);
+        let len = file.metadata()?.len();
+        let storage = Arc::new(Pread {
+            file: file.clone(),
+            len,
+        });
+        // No chunk cache: the engine reads chunks itself.
+        let opts = hdf5_reader::OpenOptions {
+            chunk_cache_bytes: 0,
+            ..Default::default()
+        };
+        let h5 = hdf5_reader::Hdf5File::from_storage_with_options(storage, opts)
+            .map_err(|e| Error::Corrupt(e.to_string()))?;
+        Ok(File {
+            path: path.into(),
+            file,
+            len,
+            h5,
+        })
+    }
+
+    /// The path this file was opened from.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The file's length in bytes when opened.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty (never, for a file that opened).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The open file, for positioned reads.
+    pub fn handle(&self) -> &fs::File {
+        &self.file
+    }
+
+    /// The storage and chunk index of dataset `path` (`/name`, `/group/name`); see
+    /// [`crate::layout::describe`] for the errors.
+    pub fn var(&self, path: &str) -> Result<VarIndex> {
+        crate::layout::describe(&self.h5, path)
+    }
+}
