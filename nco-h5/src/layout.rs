@@ -112,6 +112,16 @@ fn rs(e: hdf5_reader::error::Error) -> Error {
     Error::Corrupt(e.to_string())
 }
 
+/// Whether `e` says a path names no dataset (possibly wrapped with the path).
+fn not_found(e: &hdf5_reader::error::Error) -> bool {
+    use hdf5_reader::error::Error as E;
+    match e {
+        E::DatasetNotFound(_) | E::GroupNotFound(_) => true,
+        E::Context { source, .. } => not_found(source),
+        _ => false,
+    }
+}
+
 /// The element class, size and byte order of an HDF5 datatype the engine reads.
 ///
 /// Errors: any other type ([`Error::Unsupported`], named).
@@ -144,11 +154,12 @@ fn element(dt: &Datatype) -> Result<(Kind, usize, bool)> {
 /// virtual or external storage, or a type other than an integer, float or NC_CHAR
 /// ([`Error::Unsupported`]); a filter we do not decode ([`Error::UnsupportedFilter`]).
 pub fn describe(f: &hdf5_reader::Hdf5File, path: &str) -> Result<VarIndex> {
-    let ds = f.dataset(path).map_err(|e| match e {
-        hdf5_reader::error::Error::DatasetNotFound(_) => {
+    let ds = f.dataset(path).map_err(|e| {
+        if not_found(&e) {
             Error::Unsupported(format!("no dataset {path}"))
+        } else {
+            rs(e)
         }
-        e => rs(e),
     })?;
     let hdr = f.get_or_parse_header(ds.address()).map_err(rs)?;
     let (mut space, mut dtype, mut layout, mut pipeline) = (None, None, None, None);

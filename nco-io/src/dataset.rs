@@ -3,12 +3,14 @@
 //!
 //! * Classic files (CDF-1/2/5) are read by our own reader ([`crate::classic`]), lock-free
 //!   and safe to share across threads, and written by our own writer.
-//! * netCDF-4/HDF5 files and DAP URLs go through libnetcdf ([`crate::nc4`]).
-//! * An [`IoConfig`] can force libnetcdf for reading every file (`--no-mmap`, for
-//!   comparison) and for writing classic files too (then `--hdr_pad` is not available:
-//!   the netcdf crate does not wrap `nc__enddef`). The command-line layer fills it from
-//!   the options and the environment and installs it ([`set_io_config`]); this crate
-//!   never reads the environment.
+//! * netCDF-4/HDF5 files have their metadata read by libnetcdf ([`crate::nc4`]) and
+//!   their data by our chunk engine ([`crate::h5`]) where it applies (libnetcdf reads
+//!   the rest); DAP URLs go through libnetcdf.
+//! * An [`IoConfig`] can force libnetcdf for reading every file, the data of netCDF-4
+//!   files included (`--no-mmap`, for comparison), and for writing classic files too
+//!   (then `--hdr_pad` is not available: the netcdf crate does not wrap `nc__enddef`).
+//!   The command-line layer fills it from the options and the environment and installs
+//!   it ([`set_io_config`]); this crate never reads the environment.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +18,7 @@ use std::sync::{Mutex, RwLock};
 
 use crate::classic;
 use crate::error::{Error, Result};
+use crate::h5::H5Reader;
 use crate::model::Meta;
 use crate::nc4::{LibReader, LibWriter};
 use crate::types::Values;
@@ -68,6 +71,9 @@ fn is_url(path: &str) -> bool {
 enum Reader {
     Classic(classic::Reader),
     Lib(LibReader),
+    /// netCDF-4: metadata (and what the engine does not read) by libnetcdf, data by
+    /// the engine.
+    Nc4(LibReader, H5Reader),
 }
 
 /// One selection read ahead: its values and how many reads will still ask for it.
@@ -185,6 +191,46 @@ pub enum Block<'a> {
     Values(Values),
 }
 
+/// The row blocks of [`nco_base::blocks::row_blocks`] for a variable stored in chunks
+/// of `c0` rows: each block takes whole bands of rows from one chunk row (consecutive
+/// positions of `sel[0]` in the same chunk row), as many as fit in about `max_bytes`
+/// and at least one band, so a chunk row is decoded once, not once per block. Memory:
+/// at most the larger of `max_bytes` and one chunk row.
+pub fn chunk_row_blocks(
+    sel: &[Vec<usize>],
+    elem_size: usize,
+    max_bytes: usize,
+    c0: usize,
+) -> Vec<(usize, usize)> {
+    let Some(rows) = sel.first() else {
+        return vec![(0, 0)];
+    };
+    let row_bytes = sel[1..].iter().map(Vec::len).product::<usize>() * elem_size;
+    let per = (max_bytes / row_bytes.max(1)).max(1);
+    let band_end = |mut q: usize| {
+        let b = rows[q] / c0;
+        while q < rows.len() && rows[q] / c0 == b {
+            q += 1;
+        }
+        q
+    };
+    let mut out = Vec::new();
+    let mut p = 0;
+    while p < rows.len() {
+        let mut q = band_end(p);
+        while q < rows.len() {
+            let next = band_end(q);
+            if next - p > per {
+                break;
+            }
+            q = next;
+        }
+        out.push((p, q - p));
+        p = q;
+    }
+    out
+}
+
 /// An input dataset opened for reading.
 pub struct Dataset {
     path: String,
@@ -247,6 +293,16 @@ impl Dataset {
             }
         }
         let r = LibReader::open(path)?;
+        if !is_url(path) && !config.force_libnetcdf && r.meta().format.is_netcdf4() {
+            // A file libnetcdf opens but the engine's parser does not stays with
+            // libnetcdf.
+            if let Ok(h5) = H5Reader::open(path, r.meta()) {
+                // The engine reads the data: libnetcdf's handle (and its caches) is
+                // opened again only for what the engine does not read.
+                r.close_handle();
+                return Ok(Dataset::with_reader(path, Reader::Nc4(r, h5)));
+            }
+        }
         Ok(Dataset::with_reader(path, Reader::Lib(r)))
     }
 
@@ -267,7 +323,7 @@ impl Dataset {
     pub fn meta(&self) -> &Meta {
         match &self.reader {
             Reader::Classic(r) => r.meta(),
-            Reader::Lib(r) => r.meta(),
+            Reader::Lib(r) | Reader::Nc4(r, _) => r.meta(),
         }
     }
 
@@ -280,6 +336,10 @@ impl Dataset {
         match &self.reader {
             Reader::Classic(r) => r.read(var, sel),
             Reader::Lib(r) => r.read(var, sel),
+            Reader::Nc4(lib, h5) => match h5.read(lib.meta(), var, sel)? {
+                Some(v) => Ok(v),
+                None => lib.read(var, sel).map_err(|e| self.explained(var, e)),
+            },
         }
     }
 
@@ -316,7 +376,22 @@ impl Dataset {
                 r.release(var);
                 Ok(true)
             }
-            Reader::Lib(_) => Ok(false),
+            Reader::Lib(_) | Reader::Nc4(..) => Ok(false),
+        }
+    }
+
+    /// A libnetcdf read error of variable `var` with the reason the engine did not
+    /// read it, when that names a filter (libnetcdf only says "HDF error").
+    fn explained(&self, var: usize, e: Error) -> Error {
+        let Reader::Nc4(lib, h5) = &self.reader else {
+            return e;
+        };
+        match h5.engine_reads(lib.meta(), var) {
+            Ok(Err(why)) if why.contains("filter") => Error::Format {
+                path: self.path.clone(),
+                reason: format!("variable {}: {why} ({e})", lib.meta().vars[var].name),
+            },
+            _ => e,
         }
     }
 
@@ -388,11 +463,30 @@ impl Dataset {
         }
         let es = self.meta().vars[var].ty.size();
         let mut idx = sel.to_vec();
-        for (pos, len) in nco_base::blocks::row_blocks(sel, es, max_bytes) {
+        let plan = match self.chunk_rows(var)? {
+            Some(c0) if c0 > 1 => chunk_row_blocks(sel, es, max_bytes, c0),
+            _ => nco_base::blocks::row_blocks(sel, es, max_bytes),
+        };
+        for (pos, len) in plan {
             idx[0] = sel[0][pos..pos + len].to_vec();
             f(pos, &idx)?;
         }
         Ok(())
+    }
+
+    /// The chunk length along the first dimension of variable `var` when our engine
+    /// reads it (blocks then end on chunk boundaries, so no chunk is decoded twice).
+    fn chunk_rows(&self, var: usize) -> Result<Option<usize>> {
+        let Reader::Nc4(lib, h5) = &self.reader else {
+            return Ok(None);
+        };
+        if h5.engine_reads(lib.meta(), var)?.is_err() {
+            return Ok(None);
+        }
+        Ok(h5
+            .chunk_shape(lib.meta(), var)
+            .and_then(|c| c.first())
+            .map(|&c| c as usize))
     }
 
     /// Read the selection of variable `var` as raw big-endian bytes into `buf` when
@@ -405,7 +499,7 @@ impl Dataset {
     ) -> Result<bool> {
         match &self.reader {
             Reader::Classic(r) => r.read_raw_into(var, sel, buf).map(|()| true),
-            Reader::Lib(_) => Ok(false),
+            Reader::Lib(_) | Reader::Nc4(..) => Ok(false),
         }
     }
 
@@ -428,7 +522,7 @@ impl Dataset {
     pub fn has_subgroups(&self) -> bool {
         match &self.reader {
             Reader::Classic(_) => false,
-            Reader::Lib(r) => r.has_subgroups(),
+            Reader::Lib(r) | Reader::Nc4(r, _) => r.has_subgroups(),
         }
     }
 
@@ -436,7 +530,7 @@ impl Dataset {
     pub fn classic(&self) -> Option<&classic::Reader> {
         match &self.reader {
             Reader::Classic(r) => Some(r),
-            Reader::Lib(_) => None,
+            Reader::Lib(_) | Reader::Nc4(..) => None,
         }
     }
 }

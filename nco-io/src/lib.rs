@@ -8,7 +8,8 @@
 //! |---|---|
 //! | [`dataset`] | the dataset interface: [`dataset::Dataset`] (read) and [`dataset::OutFile`] (write), backend per file; read-ahead |
 //! | [`classic`] | our reader and writer of CDF-1/2/5 (lock-free, large I/O, raw copies) |
-//! | [`nc4`] | the libnetcdf backend (netCDF-4, DAP, `--no-mmap`) |
+//! | [`h5`] | netCDF-4 data read by our chunk engine (`nco-h5`), beside libnetcdf |
+//! | [`nc4`] | the libnetcdf backend (netCDF-4 metadata and what the engine does not read, DAP, `--no-mmap`) |
 //! | [`output`] | temporary output files, `-O/-A`, `history` |
 //! | [`chunking`] | chunk sizes fitted to an output variable, as libnetcdf accepts them |
 #![deny(missing_docs)]
@@ -16,6 +17,7 @@
 pub mod chunking;
 pub mod classic;
 pub mod dataset;
+pub mod h5;
 pub mod nc4;
 pub mod output;
 

@@ -4,7 +4,9 @@
 //!
 //! Only the root group is read (groups are outside what nco-rs supports today).
 
+use std::cell::Cell;
 use std::ffi::CString;
+use std::sync::{Mutex, MutexGuard};
 
 use netcdf::types::{FloatType, IntType, NcTypeDescriptor, NcVariableType};
 use netcdf::AttributeValue;
@@ -106,8 +108,28 @@ fn attr_to(v: &Values) -> AttributeValue {
     }
 }
 
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Switch libhdf5's error printing off on the calling thread, once per thread, before
+/// it calls libnetcdf. The system libhdf5 is built thread-safe, so that setting is per
+/// thread, and libnetcdf switches it off only on the thread that first opens a file:
+/// an error on any other thread (a rayon worker reading a damaged chunk, an absent
+/// attribute libnetcdf probes for) printed an `HDF5-DIAG` trace of a dozen lines
+/// before our one-line error.
+pub fn quiet_hdf5() {
+    QUIET.with(|q| {
+        if !q.get() {
+            nco_h5::index::quiet();
+            q.set(true);
+        }
+    });
+}
+
 /// Ask libnetcdf for the on-disk format of `path` (`nc_inq_format`).
 pub fn inquire_format(path: &str) -> Result<Format> {
+    quiet_hdf5();
     let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
     let _guard = netcdf_sys::libnetcdf_lock.lock();
     let mut ncid = 0;
@@ -137,6 +159,7 @@ pub fn inquire_format(path: &str) -> Result<Format> {
 /// Deflate level (`None` when not compressed) and shuffle filter of the variables
 /// `names` of the netCDF-4 file `path` (`nc_inq_var_deflate`), in that order.
 fn deflate_of(path: &str, names: &[String]) -> Result<Vec<(Option<i32>, bool)>> {
+    quiet_hdf5();
     let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
     let _guard = netcdf_sys::libnetcdf_lock.lock();
     let mut ncid = 0;
@@ -170,10 +193,12 @@ fn deflate_of(path: &str, names: &[String]) -> Result<Vec<(Option<i32>, bool)>> 
     Ok(out)
 }
 
-/// A file opened through libnetcdf for reading.
+/// A file opened through libnetcdf for reading. The handle may be closed once the
+/// metadata is read ([`LibReader::close_handle`]: the engine reads the data) and is
+/// opened again when a read needs it.
 pub struct LibReader {
     path: String,
-    file: netcdf::File,
+    file: Mutex<Option<netcdf::File>>,
     meta: Meta,
     /// True when the root group has groups under it (which nco-rs does not read).
     subgroups: bool,
@@ -182,6 +207,7 @@ pub struct LibReader {
 impl LibReader {
     /// Open `path` (a file or a DAP URL) and read its root-group metadata.
     pub fn open(path: &str) -> Result<LibReader> {
+        quiet_hdf5();
         let format = inquire_format(path)?;
         let file = netcdf::open(path).map_err(|e| Error::netcdf(path, None, e))?;
         let mut meta = Meta::new(format);
@@ -253,7 +279,7 @@ impl LibReader {
         let subgroups = format.is_netcdf4() && file.groups().is_ok_and(|mut g| g.next().is_some());
         Ok(LibReader {
             path: path.to_string(),
-            file,
+            file: Mutex::new(Some(file)),
             meta,
             subgroups,
         })
@@ -270,11 +296,35 @@ impl LibReader {
         &self.meta
     }
 
+    /// Close the libnetcdf handle (and with it libnetcdf's and HDF5's caches of this
+    /// file); the metadata stays, and a later read opens the file again.
+    pub fn close_handle(&self) {
+        let mut f = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *f = None;
+    }
+
+    /// The libnetcdf handle, opened again if it was closed.
+    fn handle(&self) -> Result<MutexGuard<'_, Option<netcdf::File>>> {
+        let mut f = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if f.is_none() {
+            *f = Some(netcdf::open(&self.path).map_err(|e| Error::netcdf(&self.path, None, e))?);
+        }
+        Ok(f)
+    }
+
     /// Read the selection `sel` (one index list per dimension) of variable `var`.
     pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
+        quiet_hdf5();
         let v = &self.meta.vars[var];
-        let nv = self
-            .file
+        let guard = self.handle()?;
+        let file = guard.as_ref().expect("opened by handle()");
+        let nv = file
             .variable(&v.name)
             .ok_or_else(|| Error::var(&v.name, format!("{}: vanished", self.path)))?;
         let n: usize = sel.iter().map(Vec::len).product();
@@ -409,6 +459,7 @@ impl LibWriter {
     /// storage settings applied, NOFILL on every variable, and end define mode.
     pub fn create(path: &str, meta: &Meta) -> Result<LibWriter> {
         use netcdf::Options;
+        quiet_hdf5();
         let opts = match meta.format {
             Format::Classic => Options::empty(),
             Format::Offset64 => Options::_64BIT_OFFSET,
@@ -493,6 +544,7 @@ impl LibWriter {
     /// [`crate::classic::Writer::write_raw_at`] describes: consecutive indices of
     /// dimension `first.len() - 1`, whole along the later ones.
     pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
+        quiet_hdf5();
         let v = &self.meta.vars[var];
         let path = &self.path;
         let mut nv = self
@@ -519,6 +571,7 @@ impl LibWriter {
 
     /// Close the file, reporting libnetcdf's error if closing fails.
     pub fn finish(self) -> Result<()> {
+        quiet_hdf5();
         let path = self.path;
         self.file.close().map_err(|e| Error::netcdf(&path, None, e))
     }

@@ -13,7 +13,8 @@
 //!   compatibility differences return early when it is true.
 //! - [`Scratch`] is a per-test temporary folder; [`fixture`] is `tests/data/fixture.cdl`
 //!   built once per test process with `ncgen` (classic, or netCDF-4 with
-//!   [`fixture_nc4`]).
+//!   [`fixture_nc4`]); [`storage_nc4`] is `tests/data/storage.cdl`, every way of
+//!   storing netCDF-4 data.
 //! - [`nco`] returns a [`Cmd`]; running it gives a [`Run`] with chainable checks
 //!   (`.succeeds()`, `.fails_with_code(1)`, `.stderr_contains(..)`,
 //!   `.stdout_last_line()`...). Every command runs with stdin closed (not a terminal).
@@ -164,6 +165,13 @@ pub fn fixture() -> &'static Path {
 pub fn fixture_nc4() -> &'static Path {
     static F: OnceLock<PathBuf> = OnceLock::new();
     build_fixture(&F, "fixture.cdl", "fixture_nc4.nc", &["-k", "netCDF-4"])
+}
+
+/// `tests/data/storage.cdl` as a netCDF-4 file: one variable per way of storing data
+/// (filters, byte orders, contiguous, compact, unwritten chunks, strings...).
+pub fn storage_nc4() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "storage.cdl", "storage_nc4.nc", &["-k", "netCDF-4"])
 }
 
 /// `tests/data/ncap.cdl` (the ncap2 tests' small fixture) as a netCDF3 classic file

@@ -13,6 +13,7 @@ mod bench;
 mod differential;
 mod fixed;
 mod harness;
+mod nc4engine;
 mod ncap;
 mod ncap_corpus;
 mod ncbo;
