@@ -86,6 +86,14 @@ impl File {
         self.len == 0
     }
 
+    /// `Some((end, len))` when the superblock says the file ends at byte `end` but it
+    /// has only `len` bytes: the file was cut short.
+    pub fn truncated(&self) -> Option<(u64, u64)> {
+        let sb = self.h5.superblock();
+        let end = sb.eof_address.checked_add(sb.base_address)?;
+        (sb.eof_address != u64::MAX && end > self.len).then_some((end, self.len))
+    }
+
     /// The open file, for positioned reads.
     pub fn handle(&self) -> &fs::File {
         &self.file

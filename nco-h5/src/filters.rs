@@ -32,9 +32,7 @@ impl Filter {
             DEFLATE => Ok(Filter::Deflate(cd.first().copied().unwrap_or(1))),
             SHUFFLE => Ok(Filter::Shuffle(cd.first().map_or(elem, |&s| s as usize))),
             FLETCHER32 => Ok(Filter::Fletcher32),
-            _ => Err(Error::UnsupportedFilter(format!(
-                "{name} (HDF5 filter {id})"
-            ))),
+            _ => Err(Error::UnsupportedFilter(format!("{id} ({name})"))),
         }
     }
 }

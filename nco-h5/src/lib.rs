@@ -11,11 +11,13 @@
 //! | [`read`] | selection reads that touch only the chunks they need, each chunk read with one positioned read and decoded (inflate, unshuffle, Fletcher-32, byte order) in parallel with rayon, outside any lock, straight into the caller's buffer |
 //! | [`filters`] | the codecs: deflate (libdeflate), shuffle, Fletcher-32 |
 //! | [`write`] | chunks encoded in parallel and stored with HDF5's direct chunk write (`H5Dwrite_chunk`) into a file whose definitions libnetcdf made |
+//! | [`fuzzing`] | the input format of the chunk-decoder fuzz target (`fuzz/`) |
 //! | [`index`] | the system libhdf5: files opened for writing; chunk addresses through libhdf5 as a cross-check |
 #![deny(missing_docs)]
 
 pub mod file;
 pub mod filters;
+pub mod fuzzing;
 pub mod index;
 pub mod layout;
 pub mod locate;
@@ -32,7 +34,7 @@ pub enum Error {
     #[error("HDF5: {0} failed")]
     Hdf5(String),
     /// A filter the engine does not decode (named; the caller falls back to libnetcdf).
-    #[error("unsupported filter {0}")]
+    #[error("unsupported HDF5 filter {0}")]
     UnsupportedFilter(String),
     /// A layout or type the engine does not handle (the caller falls back to
     /// libnetcdf).

@@ -21,15 +21,27 @@ const BATCH_PER_THREAD: usize = 4;
 
 impl H5File {
     /// Write rows `first..first + rows` of dimension 0 of dataset `name` (all of a
-    /// scalar) from `data` (native byte order, row-major, whole along the other
-    /// dimensions), growing the dataset along dimension 0 when it is unlimited and
-    /// shorter. `first` and the end of the rows must fall on chunk boundaries of
-    /// dimension 0 (or the end of the variable): direct chunk writes store whole chunks.
+    /// scalar) from `data`, as [`H5File::write_rows_of`] with the dataset's storage
+    /// described first.
+    ///
+    /// Errors: as [`H5File::write_rows_of`]; a dataset libhdf5 cannot describe.
+    pub fn write_rows(&self, name: &str, first: u64, data: &[u8]) -> Result<()> {
+        let mut v = self.var(name, IndexBy::None)?;
+        self.write_rows_of(&mut v, first, data)
+    }
+
+    /// Write rows `first..` of dimension 0 of the dataset `v` describes (its storage as
+    /// [`H5File::var`] gives it, `v.name` its path) from `data` (native byte order,
+    /// row-major, whole along the other dimensions), growing the dataset along
+    /// dimension 0 when it is shorter (an unlimited dimension; `v.shape` follows).
+    /// `first` and the end of the rows must fall on chunk boundaries of dimension 0 (or
+    /// the end of the variable): direct chunk writes store whole chunks, the parts of
+    /// edge chunks past the extent padded with the fill value.
     ///
     /// Errors: a row range not on chunk boundaries, a buffer of the wrong size, HDF5
     /// failures (named).
-    pub fn write_rows(&self, name: &str, first: u64, data: &[u8]) -> Result<()> {
-        let mut v = self.var(name, IndexBy::None)?;
+    pub fn write_rows_of(&self, v: &mut VarIndex, first: u64, data: &[u8]) -> Result<()> {
+        let name = v.name.clone();
         let rank = v.shape.len();
         let inner: u64 = v.shape.iter().skip(1).product();
         let rowb = inner * v.elem as u64;
@@ -50,11 +62,12 @@ impl H5File {
                 "rows {first}..{end} are not on chunk boundaries of {c0}"
             )));
         }
-        let c = CString::new(name).map_err(|_| Error::Request("NUL in name".into()))?;
+        let c = CString::new(name.as_str()).map_err(|_| Error::Request("NUL in name".into()))?;
         if end > v.shape[0] {
             let mut dims = v.shape.clone();
             dims[0] = end;
             let _g = hdf5_metno_sys::LOCK.lock();
+            crate::index::quiet();
             // SAFETY: the HDF5 lock is held; the dataset id is checked and closed; `dims`
             // has the dataset's rank.
             unsafe {
@@ -70,6 +83,7 @@ impl H5File {
             }
             v.shape = dims;
         }
+        let v: &VarIndex = v;
         // The chunks covering the rows, in row-major grid order.
         let grid = v.grid();
         let span: Vec<u64> = std::iter::once(rows.div_ceil(c0))
@@ -101,7 +115,7 @@ impl H5File {
                 .par_iter()
                 .map_init(
                     || (libdeflater::Compressor::new(lvl), Vec::new(), Vec::new()),
-                    |(z, a, b), off| encode_chunk(&v, first, data, off, z, a, b),
+                    |(z, a, b), off| encode_chunk(v, first, data, off, z, a, b),
                 )
                 .collect::<Result<_>>()?;
             let _g = hdf5_metno_sys::LOCK.lock();
@@ -169,7 +183,8 @@ fn encode_chunk(
     if run > 0 && ext.iter().all(|&e| e > 0) {
         loop {
             let mut ci = 0u64;
-            let mut di = off[rank - 1];
+            // Rows count from `first` (the data's first row) along dimension 0.
+            let mut di = off[rank - 1] - if rank == 1 { first } else { 0 };
             for k in 0..rank - 1 {
                 ci += g[k] * cstride[k];
                 let row = off[k] + g[k] - if k == 0 { first } else { 0 };

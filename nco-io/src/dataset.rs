@@ -18,7 +18,7 @@ use std::sync::{Mutex, RwLock};
 
 use crate::classic;
 use crate::error::{Error, Result};
-use crate::h5::H5Reader;
+use crate::h5::{H5Reader, H5Writer};
 use crate::model::Meta;
 use crate::nc4::{LibReader, LibWriter};
 use crate::types::Values;
@@ -291,6 +291,9 @@ impl Dataset {
                 // Validate with our parser first: libnetcdf accepts some truncated files.
                 classic::Reader::open(path, true)?;
             }
+            if hdf {
+                crate::h5::check_not_truncated(path)?;
+            }
         }
         let r = LibReader::open(path)?;
         if !is_url(path) && !config.force_libnetcdf && r.meta().format.is_netcdf4() {
@@ -389,7 +392,10 @@ impl Dataset {
         match h5.engine_reads(lib.meta(), var) {
             Ok(Err(why)) if why.contains("filter") => Error::Format {
                 path: self.path.clone(),
-                reason: format!("variable {}: {why} ({e})", lib.meta().vars[var].name),
+                reason: format!(
+                    "variable {}: {why}, and libnetcdf failed too: {e}",
+                    lib.meta().vars[var].name
+                ),
             },
             _ => e,
         }
@@ -538,6 +544,10 @@ impl Dataset {
 enum Writer {
     Classic(classic::Writer),
     Lib(LibWriter),
+    /// netCDF-4: chunked data by the engine, definitions (and what the engine does not
+    /// write) by libnetcdf. (Fields drop in order: the engine's libhdf5 handle closes
+    /// before libnetcdf's.)
+    Nc4(H5Writer, LibWriter),
 }
 
 /// `meta` with netCDF3's rule on record dimensions applied (netCDF classic format
@@ -582,13 +592,15 @@ pub struct OutFile {
 impl OutFile {
     /// Create `path` with every definition of `meta`, with the process default
     /// [`IoConfig`] ([`io_config`]). Classic formats use our writer (with `hdr_pad`
-    /// spare header bytes), netCDF-4 formats use libnetcdf.
+    /// spare header bytes); netCDF-4 formats have their definitions made by libnetcdf
+    /// and their chunked data written by our engine ([`crate::h5::H5Writer`];
+    /// libnetcdf writes everything when `config` forces it for reading or writing).
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
         Self::create_with(path, meta, hdr_pad, &io_config())
     }
 
-    /// [`OutFile::create`] with `config` (`lib_write`: libnetcdf for classic formats
-    /// too).
+    /// [`OutFile::create`] with `config` (`lib_write` or `force_libnetcdf`: libnetcdf
+    /// for every format).
     pub fn create_with(
         path: &str,
         meta: &Meta,
@@ -604,6 +616,10 @@ impl OutFile {
         };
         let writer = if meta.format.is_classic_family() && !config.lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
+        } else if meta.format.is_netcdf4() && !config.lib_write && !config.force_libnetcdf {
+            let lib = LibWriter::create(path, meta)?;
+            let h5 = H5Writer::open(path, meta)?;
+            Writer::Nc4(h5, lib)
         } else {
             Writer::Lib(LibWriter::create(path, meta)?)
         };
@@ -645,6 +661,13 @@ impl OutFile {
         match &mut self.writer {
             Writer::Classic(w) => w.write_at(var, first, values),
             Writer::Lib(w) => w.write_at(var, first, values),
+            Writer::Nc4(h5, lib) => {
+                if h5.write_at(lib, &self.meta, var, first, values)? {
+                    Ok(())
+                } else {
+                    lib.write_at(var, first, values)
+                }
+            }
         }
     }
 
@@ -699,6 +722,10 @@ impl OutFile {
         match self.writer {
             Writer::Classic(w) => w.finish(),
             Writer::Lib(w) => w.finish(),
+            Writer::Nc4(h5, mut lib) => {
+                h5.finish(&mut lib, &self.meta)?;
+                lib.finish()
+            }
         }
     }
 }
@@ -815,6 +842,77 @@ mod tests {
                 (100..112).map(|i| i as f64).collect::<Vec<_>>(),
                 "{format:?}"
             );
+        }
+    }
+
+    /// Chunked, deflated variables written by the engine in pieces, in every order the
+    /// chunk-row buffers must handle: whole rows spanning chunk rows, pieces of rows,
+    /// chunk rows completed out of order, more open chunk rows than the engine keeps
+    /// (libnetcdf takes over), and a last, short chunk row of a record variable.
+    #[test]
+    fn chunk_rows_are_gathered_from_pieces_in_any_order() {
+        use crate::model::{Dim, Format, Storage, Var};
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Meta::new(Format::Netcdf4);
+        for (name, len, unlimited) in [("t", 11, true), ("y", 5, false), ("z", 3, false)] {
+            m.dims.push(Dim {
+                name: name.into(),
+                len,
+                unlimited,
+            });
+        }
+        let storage = |c: &[usize]| Storage {
+            chunks: Some(c.to_vec()),
+            deflate: Some(1),
+            shuffle: true,
+        };
+        for (name, dims, chunks) in [
+            ("rec", vec![0, 1, 2], vec![3, 2, 2]),
+            ("fix", vec![1, 2], vec![2, 3]),
+            ("late", vec![0, 1, 2], vec![1, 5, 3]),
+        ] {
+            m.vars.push(Var {
+                name: name.into(),
+                ty: crate::types::NcType::Int,
+                dims,
+                attrs: Vec::new(),
+                storage: storage(&chunks),
+            });
+        }
+        let val = |at: usize, n: usize| Values::Int((at..at + n).map(|i| i as i32).collect());
+        {
+            let path = dir.path().join("c.nc");
+            let path = path.to_str().unwrap();
+            let mut of = OutFile::create(path, &m, 0).unwrap();
+            let Writer::Nc4(h5, _) = &of.writer else {
+                panic!("the engine writes netCDF-4 outputs");
+            };
+            assert!(h5.writes(0) && h5.writes(1) && h5.writes(2));
+            // rec: records 4..11 whole (chunk rows 1-3, the last short), then record 3
+            // and records 0-2 in pieces of rows.
+            of.write(0, 4, &val(4 * 15, 7 * 15)).unwrap();
+            of.write(0, 3, &val(3 * 15, 15)).unwrap();
+            for r in [2, 0, 1] {
+                of.write_at(0, &[r, 3], &val(r * 15 + 9, 6)).unwrap();
+                of.write_at(0, &[r, 0], &val(r * 15, 9)).unwrap();
+            }
+            // fix: rows backwards.
+            for y in (0..5).rev() {
+                of.write(1, y, &val(100 + y * 3, 3)).unwrap();
+            }
+            // late: every record's second half first, leaving 11 chunk rows open.
+            for r in 0..11 {
+                of.write_at(2, &[r, 2], &val(r * 15 + 6, 9)).unwrap();
+            }
+            for r in (0..11).rev() {
+                of.write_at(2, &[r, 0], &val(r * 15, 6)).unwrap();
+            }
+            of.finish().unwrap();
+            let ds = Dataset::open(path).unwrap();
+            assert_eq!(ds.meta().dims[0].len, 11);
+            for (v, want) in [(0, val(0, 165)), (1, val(100, 15)), (2, val(0, 165))] {
+                assert_eq!(ds.read_all(v).unwrap(), want, "{}", m.vars[v].name);
+            }
         }
     }
 

@@ -45,6 +45,30 @@ fn non_coord_path(v: &Var) -> String {
     format!("/_nc4_non_coord_{}", v.name)
 }
 
+/// An error when `file` is shorter than its superblock says (cut short in a copy or a
+/// download).
+fn truncation(file: &nco_h5::File) -> Result<()> {
+    match file.truncated() {
+        Some((end, len)) => Err(Error::Format {
+            path: file.path().into(),
+            reason: format!("truncated HDF5 file: {len} bytes of the {end} its superblock gives"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Check that the HDF5 file at `path` is not shorter than its superblock says, before
+/// libnetcdf opens it (libnetcdf says only "HDF error"). A file our parser cannot read
+/// passes (libnetcdf judges it).
+///
+/// Errors: a truncated file (named, with both lengths).
+pub fn check_not_truncated(path: &str) -> Result<()> {
+    match nco_h5::File::open(path) {
+        Ok(f) => truncation(&f),
+        Err(_) => Ok(()),
+    }
+}
+
 /// Whether the engine's element type is netCDF type `ty`.
 fn same_type(ty: NcType, v: &VarIndex) -> bool {
     let (kind, size) = match ty {
@@ -74,6 +98,7 @@ impl H5Reader {
             path: path.into(),
             reason: e.to_string(),
         })?;
+        truncation(&file)?;
         Ok(H5Reader {
             file,
             slots: (0..meta.vars.len()).map(|_| OnceLock::new()).collect(),
@@ -231,4 +256,275 @@ fn with_values(ty: NcType, n: usize, f: impl FnOnce(&mut [u8]) -> Result<()>) ->
             Ok(Values::Char(v))
         };
         string => Err(Error::msg("strings are read by libnetcdf")))
+}
+
+/// The native bytes of numeric or character values (no copy).
+fn ne_bytes(v: &Values) -> &[u8] {
+    fn of<T: NcNum>(v: &Values) -> &[u8] {
+        let s = T::slice_of(v).unwrap_or(&[]);
+        // SAFETY: `T` is a plain number; the slice covers exactly the values' bytes.
+        unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+    }
+    crate::dispatch_type!(v.nc_type(), T => of::<T>(v);
+        char => match v { Values::Char(c) => c.as_slice(), _ => &[] };
+        string => &[])
+}
+
+/// An engine error on variable `var` of file `path`, for the user.
+fn named(path: &str, var: &Var, e: impl std::fmt::Display) -> Error {
+    Error::Format {
+        path: path.into(),
+        reason: format!("variable {}: {e}", var.name),
+    }
+}
+
+/// The rows of one chunk row ("band": `chunk[0]` rows along the first dimension, the
+/// whole of the others) of a variable being written, gathered until complete.
+struct Band {
+    /// The band's values, native order, row-major.
+    buf: Vec<u8>,
+    /// Elements written so far.
+    filled: usize,
+    /// The pieces written: (multi-index of the first element, element offset in the
+    /// band, elements, leading dimensions the piece was given with), to hand to
+    /// libnetcdf if the band cannot be written whole.
+    pieces: Vec<(Vec<usize>, usize, usize, usize)>,
+}
+
+/// A variable written by the engine: its storage as libhdf5 describes it once
+/// libnetcdf has defined it, and its chunk rows in progress.
+struct OutVar {
+    desc: VarIndex,
+    /// Elements in one row along the first dimension.
+    row: usize,
+    /// The first dimension's length, `None` when unlimited.
+    rows: Option<usize>,
+    /// Bands in progress, by band number.
+    bands: std::collections::BTreeMap<usize, Band>,
+    /// Written through libnetcdf from now on (too many bands in progress at once).
+    lib: bool,
+}
+
+/// Bands of one variable in progress at once before its writes go to libnetcdf
+/// instead (writes in an order that leaves chunk rows open).
+const MAX_OPEN_BANDS: usize = 8;
+
+/// The engine's side of a netCDF-4 output: chunked numeric and character variables
+/// are gathered by chunk row, encoded (shuffle, deflate, Fletcher-32 as libnetcdf
+/// defined them) in parallel and stored with HDF5's direct chunk write, through a
+/// second libhdf5 handle on the file libnetcdf created (libhdf5 shares one open file
+/// between handles). Everything else, and chunk rows left incomplete, goes through
+/// libnetcdf.
+pub struct H5Writer {
+    h5: nco_h5::index::H5File,
+    vars: Vec<Option<OutVar>>,
+    path: String,
+}
+
+impl H5Writer {
+    /// The engine's side of `path`, just created by libnetcdf with every definition of
+    /// `meta` (define mode ended).
+    ///
+    /// Errors: libhdf5 cannot open the file (named).
+    pub fn open(path: &str, meta: &Meta) -> Result<H5Writer> {
+        let h5 = nco_h5::index::H5File::open(path, true).map_err(|e| Error::Format {
+            path: path.into(),
+            reason: e.to_string(),
+        })?;
+        let mut vars = Vec::with_capacity(meta.vars.len());
+        for v in &meta.vars {
+            vars.push(Self::out_var(&h5, meta, v));
+        }
+        Ok(H5Writer {
+            h5,
+            vars,
+            path: path.into(),
+        })
+    }
+
+    /// The engine's record of variable `v`, when the engine writes it: chunked, of a
+    /// numeric or character type, with filters we encode.
+    fn out_var(h5: &nco_h5::index::H5File, meta: &Meta, v: &Var) -> Option<OutVar> {
+        if v.ty == NcType::Str || v.dims.is_empty() {
+            return None;
+        }
+        let desc = h5
+            .var(&h5_path(v), nco_h5::index::IndexBy::None)
+            .ok()
+            .filter(|d| !d.contiguous && same_type(v.ty, d))?;
+        let dims: Vec<&crate::model::Dim> = v.dims.iter().map(|&d| &meta.dims[d]).collect();
+        let row = dims[1..].iter().map(|d| d.len).product();
+        Some(OutVar {
+            desc,
+            row,
+            rows: (!dims[0].unlimited).then_some(dims[0].len),
+            bands: Default::default(),
+            lib: false,
+        })
+    }
+
+    /// Whether the engine writes variable `var`.
+    pub fn writes(&self, var: usize) -> bool {
+        self.vars[var].as_ref().is_some_and(|o| !o.lib)
+    }
+
+    /// Write `values` (the variable's type) of variable `var` from the multi-index
+    /// `first`, as [`crate::dataset::OutFile::write_at`] describes, into its chunk
+    /// rows; complete chunk rows are encoded and stored. Returns false (nothing done)
+    /// when the engine does not write `var`: libnetcdf must.
+    ///
+    /// Errors: a piece past the end of the variable; HDF5 failures (named); what
+    /// libnetcdf says when a variable's pieces go to it.
+    pub fn write_at(
+        &mut self,
+        lib: &mut crate::nc4::LibWriter,
+        meta: &Meta,
+        var: usize,
+        first: &[usize],
+        values: &Values,
+    ) -> Result<bool> {
+        let v = &meta.vars[var];
+        let Some(o) = self.vars[var].as_mut().filter(|o| !o.lib) else {
+            return Ok(false);
+        };
+        let lens: Vec<usize> = v.dims.iter().map(|&d| meta.dims[d].len).collect();
+        let rank = lens.len();
+        let k = first.len().clamp(1, rank);
+        let inner: usize = lens[k..].iter().product();
+        let n = values.len();
+        if n == 0 {
+            return Ok(true);
+        }
+        let bad = || {
+            Error::var(
+                &v.name,
+                format!("a piece of {n} values at {first:?} is past the end of the variable"),
+            )
+        };
+        let count = n
+            .checked_div(inner)
+            .filter(|c| c * inner == n)
+            .ok_or_else(bad)?;
+        for (i, &f) in first.iter().enumerate().take(k - 1) {
+            if f >= lens[i] && !(i == 0 && o.rows.is_none()) {
+                return Err(bad());
+            }
+        }
+        let last = first.get(k - 1).copied().unwrap_or(0);
+        if (k > 1 || o.rows.is_some()) && last + count > lens[k - 1] {
+            return Err(bad());
+        }
+        // The piece's element offset in the variable (row-major), and its bytes.
+        let mut stride = vec![1usize; rank];
+        for i in (0..rank - 1).rev() {
+            stride[i] = stride[i + 1] * lens[i + 1];
+        }
+        let start: usize = first.iter().take(k).zip(&stride).map(|(f, s)| f * s).sum();
+        let bytes = ne_bytes(values);
+        let es = v.ty.size();
+        let c0 = o.desc.chunk[0] as usize;
+        let band_elems = c0 * o.row;
+        // Split along bands (a piece of whole rows may span several).
+        let mut at = 0usize;
+        while at < n {
+            let e = start + at;
+            let b = e / band_elems;
+            let off = e - b * band_elems;
+            let take = (band_elems - off).min(n - at);
+            let rows_here = o.rows.map_or(c0, |r| c0.min(r - b * c0));
+            let band = o.bands.entry(b).or_insert_with(|| Band {
+                buf: vec![0u8; rows_here * o.row * es],
+                filled: 0,
+                pieces: Vec::new(),
+            });
+            if (off + take) * es > band.buf.len() {
+                return Err(bad());
+            }
+            band.buf[off * es..(off + take) * es]
+                .copy_from_slice(&bytes[at * es..(at + take) * es]);
+            band.filled += take;
+            // The piece's first multi-index, for libnetcdf if it comes to that.
+            let mut idx = Vec::with_capacity(rank);
+            let mut r = e;
+            for s in &stride {
+                idx.push(r / s);
+                r %= s;
+            }
+            band.pieces.push((idx, off, take, k));
+            if band.filled == band.buf.len() / es {
+                let band = o.bands.remove(&b).expect("the band just filled");
+                let r = self
+                    .h5
+                    .write_rows_of(&mut o.desc, (b * c0) as u64, &band.buf);
+                r.map_err(|e| named(&self.path, v, e))?;
+            }
+            at += take;
+        }
+        if o.bands.len() > MAX_OPEN_BANDS {
+            // Written in an order that leaves chunk rows open: libnetcdf from now on.
+            let bands = std::mem::take(&mut o.bands);
+            o.lib = true;
+            Self::to_lib(lib, v, var, bands)?;
+        }
+        Ok(true)
+    }
+
+    /// Hand the pieces gathered in `bands` of variable `var` to libnetcdf.
+    fn to_lib(
+        lib: &mut crate::nc4::LibWriter,
+        v: &Var,
+        var: usize,
+        bands: std::collections::BTreeMap<usize, Band>,
+    ) -> Result<()> {
+        let es = v.ty.size();
+        for band in bands.into_values() {
+            for (idx, off, n, k) in &band.pieces {
+                let vals = crate::nc4::decode_ne(v.ty, &band.buf[off * es..(off + n) * es]);
+                lib.write_at(var, &idx[..*k], &vals)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Store what is left: the last, short chunk row of a variable along an unlimited
+    /// dimension directly (its extent ends there), anything else incomplete through
+    /// libnetcdf; then close the engine's handle (before libnetcdf closes the file).
+    ///
+    /// Errors: HDF5 or libnetcdf failures (named).
+    pub fn finish(mut self, lib: &mut crate::nc4::LibWriter, meta: &Meta) -> Result<()> {
+        for var in 0..self.vars.len() {
+            let Some(o) = self.vars[var].as_mut() else {
+                continue;
+            };
+            let v = &meta.vars[var];
+            let es = v.ty.size();
+            let c0 = o.desc.chunk[0] as usize;
+            let bands = std::mem::take(&mut o.bands);
+            let mut rest = std::collections::BTreeMap::new();
+            let last = bands.keys().next_back().copied();
+            for (b, band) in bands {
+                // A prefix of whole rows of the last band of a record variable.
+                let rows = band.filled / o.row.max(1);
+                let prefix = o.rows.is_none()
+                    && Some(b) == last
+                    && rows * o.row == band.filled
+                    && band
+                        .pieces
+                        .iter()
+                        .all(|(_, off, n, _)| off + n <= band.filled);
+                if prefix && rows > 0 {
+                    let data = &band.buf[..rows * o.row * es];
+                    let r = self.h5.write_rows_of(&mut o.desc, (b * c0) as u64, data);
+                    r.map_err(|e| named(&self.path, v, e))?;
+                } else {
+                    rest.insert(b, band);
+                }
+            }
+            if !rest.is_empty() {
+                Self::to_lib(lib, v, var, rest)?;
+            }
+        }
+        drop(self);
+        Ok(())
+    }
 }

@@ -393,7 +393,7 @@ impl LibReader {
 }
 
 /// Decode native-endian bytes of type `ty`.
-fn decode_ne(ty: NcType, raw: &[u8]) -> Values {
+pub(crate) fn decode_ne(ty: NcType, raw: &[u8]) -> Values {
     fn dec<T: NcNum>(raw: &[u8]) -> Values {
         T::into_values(raw.chunks_exact(T::SIZE).map(T::from_ne).collect())
     }

@@ -22,10 +22,11 @@ fn storage() -> String {
 }
 
 /// Every variable of the storage fixture.
-const STORAGE_VARS: [&str; 18] = [
+const STORAGE_VARS: [&str; 19] = [
     "t",
     "deflate",
     "fletcher_be",
+    "checked",
     "plain_be",
     "i8",
     "u8",
@@ -222,4 +223,315 @@ fn netcdf4_inputs_give_the_classic_inputs_results() {
             compare(&a, &b).equal();
         }
     }
+}
+
+// ------------------------------------------------------------------ bad input
+
+/// A copy of the storage fixture in `s`, damaged by `damage` (given the file's bytes and
+/// the engine's view of the intact file, to find chunks by).
+fn damaged(s: &Scratch, name: &str, damage: impl FnOnce(&mut Vec<u8>, &nco_h5::File)) -> String {
+    let intact = nco_h5::File::open(&storage()).expect("open the storage fixture");
+    let mut bytes = std::fs::read(storage()).expect("read the storage fixture");
+    damage(&mut bytes, &intact);
+    let out = s.arg(name);
+    std::fs::write(&out, &bytes).expect("write the damaged copy");
+    out
+}
+
+/// The first chunk of variable `var` of the intact fixture.
+fn first_chunk(f: &nco_h5::File, var: &str) -> nco_h5::Loc {
+    let v = f.var(&format!("/{var}")).expect("variable of the fixture");
+    v.locs[0]
+}
+
+/// `ncks -H -v VAR FILE` and `ncwa -t 2 FILE OUT` (every variable read on two threads)
+/// fail cleanly with the engine and through libnetcdf: exit 1, one line naming the
+/// variable (with the engine, also `what` went wrong), no output left.
+#[track_caller]
+fn fails_cleanly(file: &str, var: &str, what: &str) {
+    if !is_nco() {
+        engine("ncks")
+            .args(["-H", "-v", var, file])
+            .run()
+            .clean_failure(&format!("variable {var}: corrupt data: "))
+            .stderr_contains(what);
+        libnetcdf("ncks")
+            .args(["-H", "-v", var, file])
+            .run()
+            .clean_failure(&format!("variable {var}"));
+        for mode in ["0", "1"] {
+            let s = Scratch::new();
+            let out = s.arg("out.nc");
+            nco("ncwa")
+                .env("NCO_RS_NO_MMAP", mode)
+                .args(["-O", "-t", "2", file, &out])
+                .run()
+                .clean_failure(&format!("variable {var}"));
+            assert!(!std::path::Path::new(&out).exists(), "ncwa left {out}");
+        }
+    }
+    // NCO fails too, naming the variable.
+    reference("ncks")
+        .args(["-H", "-v", var, file])
+        .run()
+        .code_is(1);
+}
+
+#[test]
+fn a_bad_deflate_stream_is_a_one_line_error() {
+    let s = Scratch::new();
+    let f = damaged(&s, "bad_deflate.nc", |b, h5| {
+        let l = first_chunk(h5, "deflate");
+        // Past the zlib header: the stream itself.
+        for x in &mut b[(l.addr + 2) as usize..(l.addr + l.size) as usize] {
+            *x ^= 0x5a;
+        }
+    });
+    fails_cleanly(&f, "deflate", "bad deflate stream");
+}
+
+#[test]
+fn a_fletcher32_mismatch_is_a_one_line_error() {
+    let s = Scratch::new();
+    let f = damaged(&s, "bad_sum.nc", |b, h5| {
+        let l = first_chunk(h5, "checked");
+        b[(l.addr + 5) as usize] ^= 1;
+    });
+    fails_cleanly(&f, "checked", "Fletcher-32 checksum mismatch");
+}
+
+#[test]
+fn a_chunk_past_the_end_of_the_file_is_a_one_line_error() {
+    let s = Scratch::new();
+    let f = damaged(&s, "past_eof.nc", |b, h5| {
+        // The chunk's address in its B-tree node (version 1 nodes carry no checksum).
+        let l = first_chunk(h5, "plain_be");
+        let at = l.addr.to_le_bytes();
+        let hits: Vec<usize> = (0..b.len() - 8).filter(|&i| b[i..i + 8] == at).collect();
+        assert_eq!(hits.len(), 1, "the chunk address appears once");
+        let far = (b.len() as u64 + (1 << 20)).to_le_bytes();
+        b[hits[0]..hits[0] + 8].copy_from_slice(&far);
+    });
+    fails_cleanly(&f, "plain_be", "past the end of the file");
+}
+
+#[test]
+fn a_filter_nobody_decodes_is_named() {
+    // deflate's pipeline (version 2: shuffle of 4-byte elements, then deflate level 1)
+    // with the deflate replaced by HDF5 filter 9, which no library registers; the
+    // object header's checksum is recomputed so the header itself stays valid.
+    let s = Scratch::new();
+    let f = damaged(&s, "filter9.nc", |b, _| {
+        let pipeline = [2u8, 2, 2, 0, 1, 0, 1, 0, 4, 0, 0, 0, 1, 0];
+        let hits: Vec<usize> = (0..b.len() - pipeline.len())
+            .filter(|&i| b[i..i + pipeline.len()] == pipeline)
+            .collect();
+        assert_eq!(hits.len(), 1, "deflate's filter pipeline appears once");
+        let at = hits[0] + 12;
+        b[at] = 9;
+        // The enclosing object header chunk: "OHDR", version, flags, optional times
+        // and attribute phase change values, the chunk size, the messages, then the
+        // Jenkins lookup3 checksum of everything before it.
+        let start = (0..at)
+            .rev()
+            .find(|&i| &b[i..i + 4] == b"OHDR")
+            .expect("object header");
+        let flags = b[start + 5];
+        let mut p = start + 6;
+        if flags & 0x20 != 0 {
+            p += 16;
+        }
+        if flags & 0x10 != 0 {
+            p += 4;
+        }
+        let width = 1usize << (flags & 3);
+        let mut size = [0u8; 8];
+        size[..width].copy_from_slice(&b[p..p + width]);
+        let end = p + width + u64::from_le_bytes(size) as usize;
+        assert!(end > at, "the pipeline is in the first header chunk");
+        let sum = hdf5_reader::checksum::jenkins_lookup3(&b[start..end]);
+        b[end..end + 4].copy_from_slice(&sum.to_le_bytes());
+    });
+    if !is_nco() {
+        for mode in ["0", "1"] {
+            nco("ncks")
+                .env("NCO_RS_NO_MMAP", mode)
+                .args(["-H", "-v", "deflate", &f])
+                .run()
+                .clean_failure("deflate");
+        }
+        engine("ncks")
+            .args(["-H", "-v", "deflate", &f])
+            .run()
+            .clean_failure("unsupported HDF5 filter 9");
+        // The other variables read as before.
+        let ok = engine("ncks")
+            .args(["--trd", "-H", "-C", "-v", "fletcher_be", &f])
+            .succeeds()
+            .stdout;
+        let want = engine("ncks")
+            .args(["--trd", "-H", "-C", "-v", "fletcher_be", &storage()])
+            .succeeds()
+            .stdout;
+        assert_eq!(ok, want);
+    }
+    reference("ncks")
+        .args(["-H", "-v", "deflate", &f])
+        .run()
+        .code_is(1);
+}
+
+#[test]
+fn a_truncated_netcdf4_file_is_a_one_line_error() {
+    let s = Scratch::new();
+    let f = damaged(&s, "cut.nc", |b, _| {
+        let keep = b.len() * 3 / 5;
+        b.truncate(keep);
+    });
+    for mode in ["0", "1"] {
+        if is_nco() {
+            break;
+        }
+        nco("ncks")
+            .env("NCO_RS_NO_MMAP", mode)
+            .args(["-H", &f])
+            .run()
+            .clean_failure("cut.nc: truncated HDF5 file");
+    }
+    crate::common::bad_input("ncwa", &[&f], "cut.nc", "cut.nc");
+}
+
+// ------------------------------------------------------------------ writes
+
+/// Every variable's values as netCDF4-python reads them (Debian's python3-netcdf4,
+/// which `.ci/run` installs), one line each.
+fn python_values(file: &str) -> String {
+    let py = if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let script = "import sys, netCDF4\n\
+        d = netCDF4.Dataset(sys.argv[1])\n\
+        d.set_auto_mask(False)\n\
+        for n, v in sorted(d.variables.items()):\n\
+        \x20   print(n, v.dtype, v.shape, v[...].tolist())\n";
+    nco_tests::tool(py)
+        .args(["-c", script, file])
+        .succeeds()
+        .stdout
+}
+
+/// `ncdump` of `file` without its first line (the file name) and its history.
+fn dump_text(file: &str) -> String {
+    nco_tests::ncdump(&[], file)
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains(":history") && !l.contains(":NCO"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn engine_outputs_read_identically_in_ncdump_nco_and_netcdf4_python() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let copies = nc4_copies(&s);
+    let classic = fx();
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        ("ncks", vec!["-O", "-4", "-L", "1"], vec![&classic]),
+        (
+            "ncks",
+            vec!["-O", "-7", "-L", "5", "--cnk_dmn", "time,3"],
+            vec![&classic],
+        ),
+        ("ncks", vec!["-O"], vec![&copies[1]]),
+        (
+            "ncks",
+            vec!["-O", "-d", "time,1,8,3", "-d", "lon,1,2"],
+            vec![&copies[0]],
+        ),
+        (
+            "ncra",
+            vec!["-O", "--mro", "-d", "time,,,2,2"],
+            vec![&copies[1]],
+        ),
+        ("ncrcat", vec!["-O"], vec![&copies[0], &copies[1]]),
+        ("ncwa", vec!["-O", "-a", "lat"], vec![&copies[1]]),
+        ("ncpdq", vec!["-O", "-a", "lon,lat"], vec![&copies[0]]),
+        (
+            "ncbo",
+            vec!["-O", "--op_typ=add"],
+            vec![&copies[0], &copies[1]],
+        ),
+        (
+            "ncap2",
+            vec!["-O", "-4", "-L", "1", "-s", "z=fld3*2"],
+            vec![&classic],
+        ),
+    ];
+    for (i, (op, args, inputs)) in cases.iter().enumerate() {
+        let (a, b) = (
+            s.arg(&format!("w{i}_engine.nc")),
+            s.arg(&format!("w{i}_lib.nc")),
+        );
+        engine(op).args(args).args(inputs).arg(&a).succeeds();
+        libnetcdf(op).args(args).args(inputs).arg(&b).succeeds();
+        let what = format!("{op} {args:?}");
+        assert_eq!(dump_text(&a), dump_text(&b), "{what}: ncdump differs");
+        let nco_print = |f: &str| {
+            reference("ncks")
+                .args(["--trd", "-H", "-C", f])
+                .succeeds()
+                .stdout
+        };
+        assert_eq!(
+            nco_print(&a),
+            nco_print(&b),
+            "{what}: NCO reads them differently"
+        );
+        assert_eq!(
+            python_values(&a),
+            python_values(&b),
+            "{what}: netCDF4-python differs"
+        );
+        // The storage is what libnetcdf would have written.
+        let storage = |f: &str| {
+            nco_tests::ncdump(&["-hs"], f)
+                .lines()
+                .filter(|l| {
+                    ["_ChunkSizes", "_DeflateLevel", "_Shuffle"]
+                        .iter()
+                        .any(|k| l.contains(k))
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(storage(&a), storage(&b), "{what}: storage differs");
+    }
+}
+
+#[test]
+fn deflated_outputs_are_shuffled_as_nco_writes_them() {
+    // NCO 5.1.4 turns the shuffle filter on with -L; the file sizes then agree within a
+    // few percent (libdeflate's streams are about 1% larger than zlib's).
+    let s = Scratch::new();
+    let (ours, theirs) = (s.arg("ours.nc"), s.arg("nco.nc"));
+    nco("ncks")
+        .args(["-O", "-4", "-L", "1", &fx(), &ours])
+        .succeeds();
+    reference("ncks")
+        .args(["-O", "-4", "-L", "1", &fx(), &theirs])
+        .succeeds();
+    let shuffled = |f: &str| {
+        nco_tests::ncdump(&["-hs"], f)
+            .lines()
+            .filter(|l| l.contains("fld3:_Shuffle = \"true\""))
+            .count()
+    };
+    assert_eq!(shuffled(&ours), 1);
+    assert_eq!(shuffled(&theirs), 1);
+    compare(&ours, &theirs).without_attributes().equal();
 }

@@ -125,7 +125,8 @@ pub fn plan(
     })
 }
 
-/// Set chunking and deflate on a netCDF-4 output (`input`'s chunks kept by default).
+/// Set chunking, deflate and shuffle on a netCDF-4 output (`input`'s chunks kept by
+/// default).
 pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &StorageArgs) {
     if !meta.format.is_netcdf4() {
         return;
@@ -137,9 +138,9 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
         let out = &mut meta.vars[i];
         out.storage.chunks = chunks;
         out.storage.deflate = storage.deflate.filter(|_| !out.dims.is_empty());
-        // The input's shuffle filter is not carried over (its deflate level is not
-        // either: `-L` sets it).
-        out.storage.shuffle = false;
+        // NCO 5.1.4 shuffles whatever it deflates (`ncks -4 -L 1` writes
+        // `_Shuffle = "true"`): 30% smaller files of floats at level 1.
+        out.storage.shuffle = out.storage.deflate.is_some_and(|l| l > 0);
     }
 }
 
