@@ -17,6 +17,7 @@ use nco_core::dataset::Dataset;
 use nco_core::extract::RecordChange;
 use nco_core::hyperslab::Selection;
 use nco_core::kernels::binary::{self, BinOp};
+use nco_core::kernels::cast::{Casts, Overflow};
 use nco_core::model::{Dim, Meta};
 use nco_core::pipeline;
 use nco_core::target::Output;
@@ -159,19 +160,30 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             jobs.push(j);
         }
     }
-    let mut out = Output::create(&target, meta)?;
-    // Copied variables first, then the computed ones.
-    for (o, &v) in vars.iter().enumerate() {
-        if !jobs.iter().any(|j| j.out == o) {
-            out.copy_unchanged(a.ds, v, a.sel, o)?;
+    // Values that do not fit an integer output become its fill value; a variable
+    // without _FillValue then needs one declared, and the output is written again
+    // (arith::write_declaring_fills).
+    let (out, divisions) = arith::write_declaring_fills(prog, |declare| {
+        let mut meta = meta.clone();
+        arith::declare_fills(&mut meta, declare);
+        let mut out = Output::create(&target, meta.clone())?;
+        // Copied variables first, then the computed ones.
+        for (o, &v) in vars.iter().enumerate() {
+            if !jobs.iter().any(|j| j.out == o) {
+                out.copy_unchanged(a.ds, v, a.sel, o)?;
+            }
         }
-    }
-    let counts = compute(op, a, b, &jobs, &mut out)?;
-    for (j, (bad, over)) in jobs.iter().zip(counts) {
+        let counts = compute(op, a, b, &jobs, &mut out)?;
+        let mut unfit = arith::Unfit::default();
+        for (j, &(_, casts)) in jobs.iter().zip(&counts) {
+            unfit.add(&j.pa.out.name, casts);
+        }
+        Ok(((out, counts), meta, unfit))
+    })?;
+    for (j, (bad, _)) in jobs.iter().zip(divisions) {
         if bad > 0 {
             eprintln!("{prog}: WARNING {bad} element(s) of {} are divisions by zero; written as the fill value", j.pa.out.name);
         }
-        arith::warn_overflow(prog, &j.pa.out.name, j.pa.out.ty, over);
     }
     out.commit()
 }
@@ -278,7 +290,7 @@ fn compute(
     b: Operand<'_>,
     jobs: &[Job],
     out: &mut Output,
-) -> Result<Vec<(usize, usize)>> {
+) -> Result<Vec<(usize, Casts)>> {
     // The operands of each job, (larger, its variable), (smaller, its variable), and
     // the smaller operand read whole when it is broadcast through a map.
     let sides: Vec<((Operand<'_>, usize), (Operand<'_>, usize))> = jobs
@@ -309,7 +321,7 @@ fn compute(
         units.extend(blocks.into_iter().map(|b| (ji, b)));
     }
     // Values of a unit, with its count of integer divisions by zero and of overflows.
-    let unit_values = |u: usize| -> Result<(Values, usize, usize)> {
+    let unit_values = |u: usize| -> Result<(Values, usize, Casts)> {
         let (ji, unit) = &units[u];
         let (j, ((big, bv), (small, sv))) = (&jobs[*ji], &sides[*ji]);
         let big_idx = big.idx(*bv);
@@ -322,7 +334,7 @@ fn compute(
             if let Some(vals) =
                 binary::apply_same_float(op, &xbig, pa.in_fill, &xs, pb.in_fill, pa.out_fill)
             {
-                return Ok((vals, 0, 0));
+                return Ok((vals, 0, Casts::default()));
             }
         }
         let (pbig, psmall) = j.by_size();
@@ -339,11 +351,11 @@ fn compute(
         };
         Ok(combine(op, pa, fa, pb, fb))
     };
-    let mut counts = vec![(0usize, 0usize); jobs.len()];
+    let mut counts = vec![(0usize, Casts::default()); jobs.len()];
     pipeline::for_each_ordered(units.len(), unit_values, |u, (vals, bad, over)| {
         let (ji, unit) = &units[u];
         counts[*ji].0 += bad;
-        counts[*ji].1 += over;
+        counts[*ji].1 = counts[*ji].1.plus(over);
         let ((big, bv), _) = &sides[*ji];
         out.write_at(jobs[*ji].out, &unit.first(&big.idx(*bv)), &vals)
     })?;
@@ -351,15 +363,16 @@ fn compute(
 }
 
 /// `op(a, b)` element by element, unpacked operands `fa` and `fb` of plans `pa` and
-/// `pb` (missing where either is), typed as `pa`'s output; with the counts of integer
-/// divisions by zero (written as the fill value) and of overflows.
+/// `pb` (missing where either is), typed as `pa`'s output by the overflow-safe cast;
+/// with the counts of integer divisions by zero and of results that do not fit the
+/// output type (both written as the fill value).
 fn combine(
     op: BinOp,
     pa: &ProcVar,
     fa: &[f64],
     pb: &ProcVar,
     fb: &[f64],
-) -> (Values, usize, usize) {
+) -> (Values, usize, Casts) {
     let fill = pa.out_fill;
     let (fa_miss, fb_miss) = (
         pa.in_fill.map(|_| pa.out_fill),
@@ -380,6 +393,13 @@ fn combine(
             }
         }
     }
-    let (vals, over) = nco_core::kernels::to_values_plain(&r, pa.out.ty);
-    (vals, bad, over)
+    // Integer arithmetic on two integer operands wraps as NCO's does (warned); other
+    // conversions into an integer type give the fill value (nco_kernels::cast).
+    let mode = if pa.overflow == Overflow::Wrap && pb.overflow == Overflow::Wrap {
+        Overflow::Wrap
+    } else {
+        Overflow::Fill
+    };
+    let (vals, casts) = nco_core::kernels::to_values_plain(&r, pa.out.ty, fill, mode);
+    (vals, bad, casts)
 }

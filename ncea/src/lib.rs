@@ -20,6 +20,7 @@ use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::extract::RecordChange;
 use nco_core::hyperslab::Selection;
+use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
 use nco_core::target::Output;
@@ -120,8 +121,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .plan_extract(first, &vars, &sel, &RecordChange::default())?
         .meta;
     let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
-    let mut out = Output::create(&target, meta)?;
-    members.write_statistics(op, &procs, &mut out)?;
+    // Results that do not fit an integer output become its fill value, declared in the
+    // header (the output is written again when a variable had none).
+    let out = arith::write_declaring_fills(prog, |declare| {
+        let mut meta = meta.clone();
+        arith::declare_fills(&mut meta, declare);
+        let mut out = Output::create(&target, meta.clone())?;
+        let unfit = members.write_statistics(op, &procs, &mut out)?;
+        Ok((out, meta, unfit))
+    })?;
     out.commit()
 }
 
@@ -219,8 +227,14 @@ impl Members<'_> {
     /// nces's data: copied variables first; then the statistic `op` of the computed
     /// ones across the members, in units of rows of about 256 KiB processed in
     /// parallel windows and written in order: memory is bounded by a few units,
-    /// whatever the variable size or the number of members.
-    fn write_statistics(&self, op: Op, procs: &[Option<ProcVar>], out: &mut Output) -> Result<()> {
+    /// whatever the variable size or the number of members. Returns the counts of
+    /// results that did not fit their output type.
+    fn write_statistics(
+        &self,
+        op: Op,
+        procs: &[Option<ProcVar>],
+        out: &mut Output,
+    ) -> Result<arith::Unfit> {
         let (sets, sel, vars) = (self.sets, self.sel, self.vars);
         let first = sets[0].meta();
         let pb = nco_core::progress::bar(vars.len() as u64, self.prog);
@@ -238,7 +252,7 @@ impl Members<'_> {
             let blocks = pipeline::row_blocks(&idx, first.vars[v].ty.size(), 256 << 10);
             units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
         }
-        let compute = |u: usize| -> Result<Values> {
+        let compute = |u: usize| -> Result<(Values, Casts)> {
             let (o, pos, len) = units[u];
             let v = vars[o];
             let pv = procs[o]
@@ -256,18 +270,20 @@ impl Members<'_> {
                 let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
                 arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, 1.0, &mut buf)?;
             }
-            let (vals, over) = acc.finish_values(true, pv.out.ty, pv.out_fill);
-            arith::warn_overflow(self.prog, &pv.out.name, pv.out.ty, over);
-            Ok(vals)
+            Ok(acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow))
         };
-        pipeline::for_each_ordered(units.len(), compute, |u, vals| {
+        let mut unfit = arith::Unfit::default();
+        pipeline::for_each_ordered(units.len(), compute, |u, (vals, casts)| {
             let (o, pos, _) = units[u];
             if pos == 0 {
                 pb.inc(1);
             }
+            if let Some(pv) = &procs[o] {
+                unfit.add(&pv.out.name, casts);
+            }
             out.write(o, pos, &vals)
         })?;
         pb.finish_and_clear();
-        Ok(())
+        Ok(unfit)
     }
 }

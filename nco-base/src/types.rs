@@ -193,8 +193,9 @@ pub trait NcNum:
     /// Conversion as NCO does it (`nco_var_cnf_typ`): to integer types by rounding to
     /// the nearest integer with ties to even (C's `lrint` in the default rounding mode)
     /// and then keeping the low bits, as C's integer cast does, so an out-of-range value
-    /// wraps (`ncwa -y ttl` on NC_SHORT 17000+17000 gives -31536, as in NCO); NaN gives 0.
-    /// [`NcNum::fits`] tells whether a value is in range, for warnings.
+    /// wraps (`ncwa -y ttl` on NC_SHORT 17000+17000 gives -31536 in NCO); NaN gives 0.
+    /// For values known to fit (attributes already in range, fill values, exact
+    /// integers); computed outputs go through [`NcNum::from_f64_checked`].
     fn from_f64(x: f64) -> Self;
     /// Decode one big-endian element (the classic format's byte order); `b.len() == SIZE`.
     fn from_be(b: &[u8]) -> Self;
@@ -202,8 +203,20 @@ pub trait NcNum:
     fn write_be(self, out: &mut [u8]);
     /// Decode one native-endian element.
     fn from_ne(b: &[u8]) -> Self;
-    /// True when `x` rounds to a value inside the type's range (always for floats).
-    fn fits(x: f64) -> bool;
+    /// The overflow-safe conversion, the project's rule wherever a computed f64 becomes an
+    /// element of an output (averages, sums, differences, packed and unpacked values,
+    /// casts): integer types round as [`NcNum::from_f64`] does (nearest, ties to even)
+    /// and give `None` when `x` is NaN or infinite or rounds outside the type's range;
+    /// floating types take every value (IEEE rounding: a double beyond NC_FLOAT's range
+    /// becomes an infinity, as single-precision arithmetic would give). Callers write the output
+    /// variable's fill value for `None` and count it (see `nco_kernels::cast`); NCO
+    /// wraps instead (README, compatibility notes).
+    fn from_f64_checked(x: f64) -> Option<Self>;
+    /// True when [`NcNum::from_f64_checked`] converts `x` (`x` fits the type).
+    #[inline]
+    fn fits(x: f64) -> bool {
+        Self::from_f64_checked(x).is_some()
+    }
     /// Wrap the vector into the matching [`Values`] variant.
     fn into_values(v: Vec<Self>) -> Values;
     /// Borrow the matching variant's vector, `None` for another type.
@@ -243,10 +256,16 @@ macro_rules! nc_num_conversions {
                 (r as i64) as $t
             }
         }
-        #[inline]
-        fn fits(x: f64) -> bool {
-            let r = x.round_ties_even();
-            r >= <$t>::MIN as f64 && r <= <$t>::MAX as f64
+        #[inline(always)]
+        fn from_f64_checked(x: f64) -> Option<Self> {
+            // Selects only (no branch), so loops over it vectorise. The bounds are exact
+            // in f64 for types up to 32 bits; for the 64-bit types MAX rounds up to
+            // 2^63 or 2^64, which does not fit, hence the strict comparison there.
+            let r = round_ties_even_fast(x);
+            let hi = <$t>::MAX as f64;
+            let wide = std::mem::size_of::<$t>() == 8;
+            let ok = (r >= <$t>::MIN as f64) & ((r < hi) | ((r == hi) & !wide));
+            ok.then(|| Self::from_f64(r))
         }
     };
     (float, $t:ty, $tag:ident) => {
@@ -254,9 +273,9 @@ macro_rules! nc_num_conversions {
         fn from_f64(x: f64) -> Self {
             x as $t
         }
-        #[inline]
-        fn fits(_x: f64) -> bool {
-            true
+        #[inline(always)]
+        fn from_f64_checked(x: f64) -> Option<Self> {
+            Some(x as $t)
         }
     };
 }
@@ -561,6 +580,7 @@ mod tests {
             "wraps like C's (short)lrint"
         );
         assert!(!i16::fits(34000.0) && i16::fits(-32768.0));
+        assert!(i16::fits(-32768.4) && !i16::fits(-32768.6) && i16::fits(32767.5 - 1e-9));
         assert_eq!(i32::from_f64(f64::NAN), 0);
         assert_eq!(u8::from_f64(-3.0), 253, "C cast keeps the low bits");
     }
@@ -597,6 +617,44 @@ mod tests {
         }
         assert_eq!(u64::from_f64(1.8e19), 18_000_000_000_000_000_000);
         assert_eq!(i64::from_f64(-9.0e18), -9_000_000_000_000_000_000);
+    }
+
+    #[test]
+    fn checked_conversion_refuses_what_does_not_fit() {
+        assert_eq!(i32::from_f64_checked(-3e10), None);
+        assert_eq!(i32::from_f64_checked(1e36), None);
+        assert_eq!(i32::from_f64_checked(f64::NAN), None);
+        assert_eq!(i32::from_f64_checked(f64::INFINITY), None);
+        assert_eq!(i32::from_f64_checked(-2_147_483_648.4), Some(i32::MIN));
+        assert_eq!(
+            i32::from_f64_checked(2_147_483_647.5),
+            None,
+            "rounds to 2^31"
+        );
+        assert_eq!(i16::from_f64_checked(2.5), Some(2), "ties to even");
+        assert_eq!(u8::from_f64_checked(-0.4), Some(0));
+        assert_eq!(u8::from_f64_checked(-0.6), None);
+        assert_eq!(u8::from_f64_checked(255.49), Some(255));
+        // 64-bit bounds: i64::MAX as f64 is 2^63, which does not fit.
+        assert_eq!(i64::from_f64_checked(9_223_372_036_854_775_808.0), None);
+        assert_eq!(
+            i64::from_f64_checked(-9_223_372_036_854_775_808.0),
+            Some(i64::MIN)
+        );
+        assert_eq!(
+            u64::from_f64_checked(1.8e19),
+            Some(18_000_000_000_000_000_000)
+        );
+        assert_eq!(u64::from_f64_checked(1.9e19), None);
+        // Floats take every value, with IEEE rounding.
+        assert_eq!(f32::from_f64_checked(1e39), Some(f32::INFINITY));
+        assert_eq!(f32::from_f64_checked(3.4e38), Some(3.4e38));
+        assert!(f32::from_f64_checked(f64::NAN).is_some_and(f32::is_nan));
+        assert_eq!(
+            f32::from_f64_checked(f64::NEG_INFINITY),
+            Some(f32::NEG_INFINITY)
+        );
+        assert_eq!(f64::from_f64_checked(1e300), Some(1e300));
     }
 
     #[test]

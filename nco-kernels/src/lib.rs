@@ -9,12 +9,14 @@
 //! | this crate's root | the glue that dispatches a runtime-typed [`Values`] buffer (or raw big-endian bytes) to the kernels and builds typed results; valid ranges |
 //! | [`reduce`] | reductions (avg, ttl, min, max, rms...) shared by ncwa, ncra and nces |
 //! | [`binary`] | element-wise binary operations (ncbo) |
+//! | [`cast`] | the overflow-safe cast of computed values into an output type (values that do not fit become the fill value, counted) |
 //! | [`permute`] | dimension re-ordering and reversal (ncpdq) |
 //! | [`packing`] | the `scale_factor`/`add_offset` arithmetic: unpacking, NCO's packing parameters and packing loops |
 //! | [`pipeline`] | ordered parallel processing with bounded memory |
 #![deny(missing_docs)]
 
 pub mod binary;
+pub mod cast;
 pub mod packing;
 pub mod permute;
 pub mod pipeline;
@@ -119,45 +121,35 @@ pub fn add_reduce(
         char _c => {}; string _s => {})
 }
 
-/// Typed output of type `ty` from results (`None` becomes `fill`), with NCO's
-/// conversion (integers rounded, ties to even, wrapping when out of range). Returns the
-/// values and how many results were out of the type's range.
+/// Typed output of type `ty` from results (`None` becomes `fill`) by the overflow-safe
+/// cast in its [`cast::Overflow::Fill`] form (integers rounded, ties to even; a result
+/// that does not fit the type becomes `fill`). Returns the values and how many results
+/// did not fit.
 pub fn to_values(results: &[Option<f64>], ty: NcType, fill: f64) -> (Values, usize) {
-    fn conv<T: NcNum>(r: &[Option<f64>], fill: f64) -> (Values, usize) {
-        let mut over = 0;
-        let v: Vec<T> = r
-            .iter()
-            .map(|x| match x {
-                Some(x) => {
-                    if !T::fits(*x) {
-                        over += 1;
-                    }
-                    T::from_f64(*x)
-                }
-                None => T::from_f64(fill),
-            })
-            .collect();
-        (T::into_values(v), over)
-    }
-    crate::dispatch_type!(ty, T => conv::<T>(results, fill);
-        char => (Values::Char(vec![0; results.len()]), 0);
-        string => (Values::Str(vec![String::new(); results.len()]), 0))
+    let (v, c) = cast::cast_results(results, ty, fill, cast::Overflow::Fill);
+    (v, c.filled)
+}
+
+/// [`to_values`] under `mode` ([`cast::cast_results`]), with both counts.
+pub fn to_values_with(
+    results: &[Option<f64>],
+    ty: NcType,
+    fill: f64,
+    mode: cast::Overflow,
+) -> (Values, cast::Casts) {
+    cast::cast_results(results, ty, fill, mode)
 }
 
 /// Typed output of type `ty` from results in which missing elements already hold the
-/// fill value (NCO's conversion, as [`to_values`]); returns the values and how many
-/// were out of the type's range.
-pub fn to_values_plain(results: &[f64], ty: NcType) -> (Values, usize) {
-    fn conv<T: NcNum>(r: &[f64]) -> (Values, usize) {
-        let over = r.iter().filter(|&&x| !T::fits(x)).count();
-        (
-            T::into_values(r.iter().map(|&x| T::from_f64(x)).collect()),
-            over,
-        )
-    }
-    crate::dispatch_type!(ty, T => conv::<T>(results);
-        char => (Values::Char(vec![0; results.len()]), 0);
-        string => (Values::Str(vec![String::new(); results.len()]), 0))
+/// fill value `fill`, under `mode` ([`cast::cast_values_with`]), with the counts of
+/// values that did not fit.
+pub fn to_values_plain(
+    results: &[f64],
+    ty: NcType,
+    fill: f64,
+    mode: cast::Overflow,
+) -> (Values, cast::Casts) {
+    cast::cast_values_with(results, ty, fill, mode)
 }
 
 /// What [`valid_range`] finds in a buffer.

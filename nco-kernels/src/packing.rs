@@ -89,14 +89,16 @@ pub fn pack_range(ty: NcType) -> Option<f64> {
 /// `packed = lrint((x-add_offset)/scale_factor)`; a constant field gets scale 0 and
 /// offset = the value. Missing and non-finite elements become the packed type's
 /// default fill value (NCO writes 0 there and keeps the unpacked `_FillValue`, which
-/// collides with real data; see README). Returns the packed values and
-/// (scale_factor, add_offset); `None` for a type that does not pack. ncpdq does the
-/// same in two streamed passes (range, then blocks).
+/// collides with real data; see README). A packed value that does not fit `ty`
+/// becomes the fill value too ([`pack_with`]). Returns the packed
+/// values, (scale_factor, add_offset) and the number of values that did not fit; `None`
+/// for a type that does not pack. ncpdq does the same in two streamed passes (range,
+/// then blocks).
 pub fn pack(
     x: &crate::types::Values,
     missing: Option<f64>,
     ty: NcType,
-) -> Option<(crate::types::Values, f64, f64)> {
+) -> Option<(crate::types::Values, f64, f64, usize)> {
     let r = crate::valid_range(x, missing, None);
     let (lo, hi) = if r.lo > r.hi {
         (0.0, 0.0)
@@ -105,11 +107,11 @@ pub fn pack(
     };
     let work = x.nc_type();
     let (sf, ao) = pack_params_for(lo, hi, ty, work)?;
-    let packed = match pack_float(x, missing, ty, sf, ao) {
+    let (packed, unfit) = match pack_float(x, missing, ty, sf, ao) {
         Some(p) => p,
         None => pack_with(&x.to_f64_vec()?, missing, ty, sf, ao, work)?,
     };
-    Some((packed, sf, ao))
+    Some((packed, sf, ao, unfit))
 }
 
 /// `(scale_factor, add_offset)` NCO 5.1.4 chooses for data in `[min, max]` packed into
@@ -142,7 +144,11 @@ pub fn pack_params_for(min: f64, max: f64, ty: NcType, work: NcType) -> Option<(
 /// the unpacked type `work`, as NCO 5.1.4 does (checked element by element against its
 /// output): single precision for NC_FLOAT, double for NC_DOUBLE, and for integer types
 /// integer arithmetic with the parameters rounded to that type and a truncating
-/// division (lossy, but NCO's; the parameters are stored in that type too).
+/// division (lossy, but NCO's; the parameters are stored in that type too). A packed
+/// value outside `ty`'s range becomes the fill value by the overflow-safe cast
+/// ([`crate::cast`]; NCO keeps the low bits, so the value unpacks to an unrelated
+/// number); a packed value equal to the fill value (the minimum packs to it) is kept,
+/// as NCO keeps it. Returns the packed values and the number that did not fit.
 pub fn pack_with(
     x: &[f64],
     missing: Option<f64>,
@@ -150,7 +156,7 @@ pub fn pack_with(
     sf: f64,
     ao: f64,
     work: NcType,
-) -> Option<crate::types::Values> {
+) -> Option<(crate::types::Values, usize)> {
     use crate::types::NcNum;
     fn conv<T: NcNum>(
         x: &[f64],
@@ -158,37 +164,43 @@ pub fn pack_with(
         sf: f64,
         ao: f64,
         work: NcType,
-    ) -> crate::types::Values {
+    ) -> (crate::types::Values, usize) {
         let fill = T::DEFAULT_FILL;
         let (sf32, ao32) = (sf as f32, ao as f32);
         let (sfi, aoi) = (sf.round_ties_even() as i64, ao.round_ties_even() as i64);
-        T::into_values(
-            x.iter()
-                .map(|&v| {
-                    if Some(v) == missing || !v.is_finite() {
-                        fill
-                    } else if sf == 0.0 {
-                        T::from_f64(0.0)
-                    } else if work == NcType::Float {
-                        T::from_f64(f64::from((v as f32 - ao32) / sf32))
-                    } else if work.is_float() {
-                        T::from_f64((v - ao) / sf)
-                    } else if sfi == 0 {
-                        T::from_f64(0.0)
-                    } else {
-                        T::from_i64_wrapping((v as i64 - aoi) / sfi)
-                    }
-                })
-                .collect(),
-        )
+        let mut unfit = 0usize;
+        let mut put = |q: f64| {
+            let (p, ok) = crate::cast::cast_or(q, fill);
+            unfit += usize::from(!ok);
+            p
+        };
+        let packed = x
+            .iter()
+            .map(|&v| {
+                if Some(v) == missing || !v.is_finite() {
+                    fill
+                } else if sf == 0.0 {
+                    T::from_f64(0.0)
+                } else if work == NcType::Float {
+                    put(f64::from((v as f32 - ao32) / sf32))
+                } else if work.is_float() {
+                    put((v - ao) / sf)
+                } else if sfi == 0 {
+                    T::from_f64(0.0)
+                } else {
+                    put(((v as i64 - aoi) / sfi) as f64)
+                }
+            })
+            .collect();
+        (T::into_values(packed), unfit)
     }
     if !ty.is_numeric() {
         return None;
     }
     Some(
         crate::dispatch_type!(ty, T => conv::<T>(x, missing, sf, ao, work);
-        char => crate::types::Values::Char(Vec::new());
-        string => crate::types::Values::Str(Vec::new())),
+        char => (crate::types::Values::Char(Vec::new()), 0);
+        string => (crate::types::Values::Str(Vec::new()), 0)),
     )
 }
 
@@ -206,23 +218,25 @@ impl Real for f64 {
 /// [`pack_with`] for unpacked floating-point data (NC_FLOAT or NC_DOUBLE, the work type
 /// being the data's own type, as NCO 5.1.4 has it) straight from the stored values:
 /// elements equal to `fill` (the variable's missing value, in its type) or not finite
-/// become the packed type's default fill value. Same results as [`pack_with`] element
-/// for element, without the f64 copy or a branch per element, so the compiler
-/// vectorises it. `None` when `x` is not floating point or `ty` does not pack.
+/// become the packed type's default fill value. Same results (and count of values that
+/// do not fit) as [`pack_with`] element for element, without the f64 copy or a branch
+/// per element, so the compiler vectorises it. `None` when `x` is not floating point or
+/// `ty` does not pack.
 pub fn pack_float(
     x: &crate::types::Values,
     fill: Option<f64>,
     ty: NcType,
     sf: f64,
     ao: f64,
-) -> Option<crate::types::Values> {
+) -> Option<(crate::types::Values, usize)> {
     use crate::types::{NcNum, Values};
     use nco_base::cpu::with_avx2;
     #[inline(always)]
-    fn kernel<S: Real, P: NcNum>(x: &[S], fill: Option<f64>, sf: f64, ao: f64) -> Values {
+    fn kernel<S: Real, P: NcNum>(x: &[S], fill: Option<f64>, sf: f64, ao: f64) -> (Values, usize) {
         // No fill: NaN equals nothing.
         let fl = fill.map_or(S::NAN, S::from_f64);
         let missing = |v: S| (v == fl) | !v.to_f64().is_finite();
+        let mut unfit = 0usize;
         let packed: Vec<P> = if sf == 0.0 {
             let zero = P::from_f64(0.0);
             x.iter()
@@ -232,11 +246,12 @@ pub fn pack_float(
             let (sfs, aos) = (S::from_f64(sf), S::from_f64(ao));
             let q = |v: S| ((v - aos) / sfs).to_f64();
             // Blocks of 2048 quotients (in L1), each pass over them without a branch,
-            // so the compiler vectorises it. NCO's C keeps the low bits of `lrint`'s
-            // `long`. For |q| < 2^51, q + 1.5*2^52 rounds q to an integer n (ties to even)
-            // and its low 32 mantissa bits are n's low 32 bits, all that a packed type
-            // (at most 32 bits) keeps. A block with a larger valid quotient (only from
-            // absurd parameters) is done again element by element.
+            // so the compiler vectorises it. For |q| < 2^51, q + 1.5*2^52 rounds q to an
+            // integer n (ties to even) and its low 32 mantissa bits are n's low 32 bits,
+            // which give the packed value (at most 32 bits) when n fits the packed type;
+            // otherwise (or when n is the packed fill value) the element becomes the
+            // fill value, as [`crate::cast`] has it. A block with a larger valid quotient
+            // (only from absurd parameters) is done again element by element.
             const BLOCK: usize = 2048;
             const MAGIC: f64 = 6_755_399_441_055_744.0;
             const TWO51: f64 = 2_251_799_813_685_248.0;
@@ -260,24 +275,30 @@ pub fn pack_float(
                         if missing(v) {
                             P::DEFAULT_FILL
                         } else {
-                            P::from_f64(q(v))
+                            let (p, ok) = crate::cast::cast_or(q(v), P::DEFAULT_FILL);
+                            unfit += usize::from(!ok);
+                            p
                         }
                     }));
                 } else {
                     let start = packed.len();
                     packed.resize(start + c.len(), P::DEFAULT_FILL);
                     for ((o, &q), &v) in packed[start..].iter_mut().zip(qs.iter()).zip(c) {
-                        let low = (q + MAGIC).to_bits() as u32 as i32;
+                        let shifted = q + MAGIC;
+                        let low = shifted.to_bits() as u32 as i32;
                         let p = P::from_i64_wrapping(i64::from(low));
-                        *o = if missing(v) { P::DEFAULT_FILL } else { p };
+                        let fits = P::fits(shifted - MAGIC);
+                        let miss = missing(v);
+                        unfit += usize::from(!miss & !fits);
+                        *o = if miss | !fits { P::DEFAULT_FILL } else { p };
                     }
                 }
             }
             packed
         };
-        P::into_values(packed)
+        (P::into_values(packed), unfit)
     }
-    fn to<P: NcNum>(x: &Values, fill: Option<f64>, sf: f64, ao: f64) -> Option<Values> {
+    fn to<P: NcNum>(x: &Values, fill: Option<f64>, sf: f64, ao: f64) -> Option<(Values, usize)> {
         match x {
             Values::Float(v) => Some(with_avx2(|| kernel::<f32, P>(v, fill, sf, ao))),
             Values::Double(v) => Some(with_avx2(|| kernel::<f64, P>(v, fill, sf, ao))),
@@ -298,14 +319,15 @@ mod pack_tests {
     #[test]
     fn packs_like_nco_5_1_4() {
         let x: Vec<f64> = (0..24).map(f64::from).collect();
-        let (v, sf, ao) = pack(&Values::Double(x), None, NcType::Short).unwrap();
+        let (v, sf, ao, unfit) = pack(&Values::Double(x), None, NcType::Short).unwrap();
+        assert_eq!(unfit, 0);
         assert_eq!(ao, 11.5);
         assert!((sf as f32 - (-0.000_350_973_6_f32)).abs() < 1e-10);
         let Values::Short(s) = v else {
             panic!("short expected")
         };
         assert_eq!((s[0], s[1], s[23]), (32766, 29917, -32766));
-        let (v, sf, ao) =
+        let (v, sf, ao, _) =
             pack(&Values::Double(vec![3.0, 1e36]), Some(1e36), NcType::Short).unwrap();
         assert_eq!((sf, ao), (0.0, 3.0));
         assert_eq!(
@@ -346,6 +368,9 @@ mod pack_tests {
                     ] {
                         let fast = pack_float(&stored, stored_fill, pty, sf, ao).unwrap();
                         let slow = pack_with(&back, stored_fill, pty, sf, ao, ty).unwrap();
+                        if (sf, ao) == (-0.01, 1.0) && pty == NcType::Byte {
+                            assert!(slow.1 > 0, "values beyond the byte range are counted");
+                        }
                         assert_eq!(
                             fast, slow,
                             "{ty:?} -> {pty:?} sf {sf} ao {ao} fill {fill:?}"
@@ -355,6 +380,21 @@ mod pack_tests {
             }
         }
         assert!(pack_float(&Values::Int(vec![1]), None, NcType::Short, 1.0, 0.0).is_none());
+        // Integer data whose NCO parameters (scale rounded to -1) spread it beyond a
+        // byte: the values that do not fit become the fill value and are counted,
+        // where NCO wraps (0 packs as -66 and unpacks as 256).
+        let (sf, ao) = pack_params_for(0.0, 380.0, NcType::Byte, NcType::Int).unwrap();
+        assert_eq!((sf, ao), (-1.0, 190.0));
+        let (v, unfit) = pack_with(
+            &[0.0, 190.0, 380.0, 63.0],
+            None,
+            NcType::Byte,
+            sf,
+            ao,
+            NcType::Int,
+        )
+        .unwrap();
+        assert_eq!((v, unfit), (Values::Byte(vec![-127, 0, -127, 127]), 2));
         assert!(pack_float(&Values::Float(vec![1.0]), None, NcType::Float, 1.0, 0.0).is_none());
     }
 }

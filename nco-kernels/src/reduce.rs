@@ -450,26 +450,34 @@ impl Accum {
         }
     }
 
-    /// Final values converted to `ty` as [`super::to_values`] converts the results of
-    /// [`Accum::finish`] (`fill` where no valid value arrived; integers rounded, ties to
-    /// even, wrapping), with the number of results out of the type's range; the mean,
-    /// the common case, without the intermediate results and vectorised.
+    /// Final values converted to `ty` as [`super::to_values_with`] converts the results
+    /// of [`Accum::finish`] under `mode` (`fill` where no valid value arrived; integers
+    /// rounded, ties to even; a result that does not fit wraps or becomes `fill`, see
+    /// [`crate::cast`]), with the counts of results that did not fit; the mean, the
+    /// common case, without the intermediate results and vectorised.
     pub fn finish_values(
         &self,
         normalize: bool,
         ty: crate::types::NcType,
         fill: f64,
-    ) -> (crate::types::Values, usize) {
-        fn mean<T: NcNum>(a: &Accum, fill: f64) -> (crate::types::Values, usize) {
+        mode: crate::cast::Overflow,
+    ) -> (crate::types::Values, crate::cast::Casts) {
+        fn mean<T: NcNum>(
+            a: &Accum,
+            fill: f64,
+            mode: crate::cast::Overflow,
+        ) -> (crate::types::Values, crate::cast::Casts) {
             let fill = T::from_f64(fill);
             let mut out: Vec<T> = Vec::with_capacity(a.val.len());
-            let mut over = 0usize;
+            let mut c = crate::cast::Casts::default();
             let mut one = |v: f64, ws: f64, t: u64| {
                 let m = v / (ws + a.uni_w);
                 let valid = t + a.uni_n != 0;
-                over += usize::from(valid & !T::fits(m));
+                let (y, w, f) = crate::cast::cast_with(m, fill, mode);
+                c.wrapped += usize::from(valid & w);
+                c.filled += usize::from(valid & f);
                 if valid {
-                    T::from_f64(m)
+                    y
                 } else {
                     fill
                 }
@@ -490,14 +498,14 @@ impl Accum {
                     }
                 },
             );
-            (T::into_values(out), over)
+            (T::into_values(out), c)
         }
         if self.op == Op::Avg && normalize && ty.is_numeric() {
-            crate::dispatch_type!(ty, T => mean::<T>(self, fill);
+            crate::dispatch_type!(ty, T => mean::<T>(self, fill, mode);
                 char => unreachable!("numeric type");
                 string => unreachable!("numeric type"))
         } else {
-            super::to_values(&self.finish(normalize), ty, fill)
+            super::to_values_with(&self.finish(normalize), ty, fill, mode)
         }
     }
 
@@ -696,6 +704,7 @@ mod tests {
 
     #[test]
     fn vectorised_paths_equal_the_element_by_element_ones() {
+        use crate::cast::Overflow;
         use crate::types::{NcType, Values};
         // Members with missing values (fill -999), NaN and negative zero; the identity
         // packing sends the same data through the general branchy path.
@@ -738,12 +747,14 @@ mod tests {
             }
         }
         // The typed finish equals the conversion of the results, missing and
-        // out-of-range (wrapping) elements included.
+        // out-of-range (fill) elements included.
         let mut acc = Accum::new(Op::Avg, 4);
         acc.add_elementwise(&[1.5f64, 40000.0, -999.0, 2.5], Some(-999.0), None, 1.0);
         for ty in [NcType::Short, NcType::Float, NcType::Double, NcType::UByte] {
-            let want = crate::to_values(&acc.finish(true), ty, -99.0);
-            assert_eq!(acc.finish_values(true, ty, -99.0), want, "{ty:?}");
+            for mode in [Overflow::Fill, Overflow::Wrap] {
+                let want = crate::to_values_with(&acc.finish(true), ty, -99.0, mode);
+                assert_eq!(acc.finish_values(true, ty, -99.0, mode), want, "{ty:?}");
+            }
         }
         // Without missing values the per-element counts are never allocated.
         let mut plain = Accum::new(Op::Avg, 3);
@@ -751,11 +762,17 @@ mod tests {
         plain.add_elementwise(&[2.5f32, 2.5, 40000.0], None, None, 1.0);
         assert!(plain.tally.is_empty() && plain.wsum.is_empty());
         for ty in [NcType::Short, NcType::Float, NcType::Int] {
-            let want = crate::to_values(&plain.finish(true), ty, -99.0);
-            assert_eq!(plain.finish_values(true, ty, -99.0), want, "{ty:?}");
+            let want = crate::to_values_with(&plain.finish(true), ty, -99.0, Overflow::Wrap);
+            assert_eq!(
+                plain.finish_values(true, ty, -99.0, Overflow::Wrap),
+                want,
+                "{ty:?}"
+            );
         }
         assert_eq!(plain.tally(2), 2);
-        let (v, over) = acc.finish_values(true, NcType::Short, -99.0);
-        assert_eq!((v, over), (Values::Short(vec![2, -25536, -99, 2]), 1));
+        let (v, c) = acc.finish_values(true, NcType::Short, -99.0, Overflow::Fill);
+        assert_eq!((v, c.filled), (Values::Short(vec![2, -99, -99, 2]), 1));
+        let (v, c) = acc.finish_values(true, NcType::Short, -99.0, Overflow::Wrap);
+        assert_eq!((v, c.wrapped), (Values::Short(vec![2, -25536, -99, 2]), 1));
     }
 }

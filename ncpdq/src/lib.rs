@@ -251,8 +251,15 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         arr,
     };
     job.define(&mut meta);
-    let mut out = Output::create(&target, meta)?;
-    job.write(&mut out)?;
+    // Values that do not fit the packed or converted type become its fill value,
+    // declared in the header (the output is written again when a variable had none).
+    let out = arith::write_declaring_fills(prog, |declare| {
+        let mut meta = meta.clone();
+        arith::declare_fills(&mut meta, declare);
+        let mut out = Output::create(&target, meta.clone())?;
+        let unfit = job.write(&mut out)?;
+        Ok((out, meta, unfit))
+    })?;
     out.commit()
 }
 
@@ -465,15 +472,19 @@ impl Job<'_> {
     }
 
     /// Pass 2: every variable into `out`, in units computed in parallel windows and
-    /// written in order ([`pipeline::for_each_ordered`]).
-    fn write(&self, out: &mut Output) -> Result<()> {
+    /// written in order ([`pipeline::for_each_ordered`]). Returns the counts of values
+    /// that did not fit their packed or converted type.
+    fn write(&self, out: &mut Output) -> Result<arith::Unfit> {
         let units = self.units();
+        let m = self.ds.meta();
+        let mut unfit = arith::Unfit::default();
         pipeline::for_each_ordered(
             units.len(),
             |u| self.unit_values(units[u].0, units[u].1.as_ref()),
-            |u, vals| {
+            |u, (vals, n)| {
                 let (o, block) = &units[u];
                 let v = self.vars[*o];
+                unfit.add_filled(&m.vars[v].name, n);
                 match block {
                     // Unchanged: copy straight from the input.
                     None => out.copy_unchanged(self.ds, v, self.sel, *o),
@@ -483,7 +494,8 @@ impl Job<'_> {
                     }
                 }
             },
-        )
+        )?;
+        Ok(unfit)
     }
 
     /// The units of work: per variable, its blocks (`None`: copied unchanged as a
@@ -528,12 +540,13 @@ impl Job<'_> {
 
     /// The output values of block `block` of output variable `o` (nothing for a
     /// variable copied whole): read in output order, permuted, then unpacked, packed
-    /// or converted.
-    fn unit_values(&self, o: usize, block: Option<&pipeline::Block>) -> Result<Values> {
+    /// or converted; with the number of values that did not fit the packed or
+    /// converted type (written as its fill value, [`nco_core::kernels::cast`]).
+    fn unit_values(&self, o: usize, block: Option<&pipeline::Block>) -> Result<(Values, usize)> {
         let m = self.ds.meta();
         let v = self.vars[o];
         let Some(b) = block else {
-            return Ok(Values::with_capacity(m.vars[v].ty, 0));
+            return Ok((Values::with_capacity(m.vars[v].ty, 0), 0));
         };
         let mut idx = self.sel.for_var(m, v);
         let mut rev: Vec<bool> = m.vars[v]
@@ -556,7 +569,7 @@ impl Job<'_> {
         let x = permute(self.ds.read(v, &idx)?, &shape, &self.arr.perms[o], &rev);
         let action = self.actions[o];
         if action == Action::Copy {
-            return Ok(x);
+            return Ok((x, 0));
         }
         let pv = arith::prepare(m, v, self.hdf);
         let (sf, ao, _) = self.chosen(o);
@@ -569,7 +582,7 @@ impl Job<'_> {
             }
             (Action::Unpack, Some(p)) => {
                 if let Some(u) = packing::unpack_single(&x, pv.in_fill, p, pv.out_fill) {
-                    return Ok(u);
+                    return Ok((u, 0));
                 }
             }
             _ => {}
@@ -582,9 +595,9 @@ impl Job<'_> {
                 .collect()
         };
         Ok(match action {
-            Action::Pack(t) => packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or(x),
-            Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill).0,
-            _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill).0,
+            Action::Pack(t) => packing::pack_with(&f, miss, t, sf, ao, pv.out.ty).unwrap_or((x, 0)),
+            Action::Convert(t) => nco_core::kernels::to_values(&res(), t, pv.out_fill),
+            _ => nco_core::kernels::to_values(&res(), pv.out.ty, pv.out_fill),
         })
     }
 }

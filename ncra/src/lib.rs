@@ -22,6 +22,7 @@ use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{self, Dataset};
 use nco_core::extract::RecordChange;
 use nco_core::hyperslab::{HyperslabSpec, Selection};
+use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::Meta;
 use nco_core::output::{self, Existing};
@@ -402,10 +403,29 @@ impl Ra<'_> {
     /// One output, second half: write the planned output to its temporary file,
     /// returned for the caller to commit. `view`, when given, is the concatenated view
     /// to read from (holding values read ahead for this output); otherwise one is made.
+    /// Results that do not fit an integer output are its fill value, declared in the
+    /// header ([`arith::write_declaring_fills`]), with one warning line per variable.
     fn emit(&self, p: Prepared, view: Option<&multifile::Concat<'_>>) -> Result<Output> {
+        let out =
+            arith::write_declaring_fills(self.prog, |declare| self.emit_once(&p, view, declare))?;
+        // Close an appended-to output before the new one replaces it.
+        drop(p);
+        Ok(out)
+    }
+
+    /// One attempt of [`Ra::emit`], with `_FillValue` declared on the variables
+    /// `declare`: the output, its definition, and the results that did not fit.
+    fn emit_once(
+        &self,
+        p: &Prepared,
+        view: Option<&multifile::Concat<'_>>,
+        declare: &[String],
+    ) -> Result<(Output, Meta, arith::Unfit)> {
         let sets = self.sets;
         let first = sets[0].meta();
-        let mut out = Output::create(&p.target, p.meta.clone())?;
+        let mut meta = p.meta.clone();
+        arith::declare_fills(&mut meta, declare);
+        let mut out = Output::create(&p.target, meta.clone())?;
         if let Some(a) = &p.appended {
             for i in 0..a.meta().vars.len() {
                 out.copy_selected(a, i, &Selection::default(), i)?;
@@ -422,18 +442,18 @@ impl Ra<'_> {
         let pb = nco_core::progress::bar(p.vars.len() as u64, self.prog);
         // Each variable is computed in parallel windows and written as soon as its turn
         // comes: memory holds a few variables' output records, not the whole output.
-        let compute = |o: usize| -> Result<(usize, Vec<(usize, Values)>)> {
+        let compute = |o: usize| -> Result<(usize, Vec<(usize, Values)>, Casts)> {
             let v = p.vars[o];
             let var = &first.vars[v];
             let Some(oi) = p.meta.var_id(&var.name) else {
-                return Ok((o, Vec::new()));
+                return Ok((o, Vec::new(), Casts::default()));
             };
             let mut chunks = Vec::new();
             if !first.is_record_var(var) {
                 for (at, idx) in p.copy_reads(first, o, self.concat) {
                     chunks.push((at, sets[0].read(v, &idx)?));
                 }
-                return Ok((oi, chunks));
+                return Ok((oi, chunks, Casts::default()));
             }
             let Some(pv) = p.procs[o].as_ref().filter(|_| !self.concat) else {
                 // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
@@ -441,30 +461,36 @@ impl Ra<'_> {
                 for (at, idx) in p.copy_reads(first, o, self.concat) {
                     chunks.push((at, cc.read(v, &idx)?));
                 }
-                return Ok((oi, chunks));
+                return Ok((oi, chunks, Casts::default()));
             };
-            let chunks = self.reduce(&p, v, pv.clone())?;
+            let (chunks, casts) = self.reduce(p, v, pv)?;
             pb.inc(1);
-            Ok((oi, chunks))
+            Ok((oi, chunks, casts))
         };
-        pipeline::for_each_ordered(p.vars.len(), compute, |_, (oi, chunks)| {
+        let mut unfit = arith::Unfit::default();
+        pipeline::for_each_ordered(p.vars.len(), compute, |_, (oi, chunks, casts)| {
+            unfit.add(&meta.vars[oi].name, casts);
             for (first_rec, vals) in chunks {
                 out.writer().write(oi, first_rec, &vals)?;
             }
             Ok(())
         })?;
         pb.finish_and_clear();
-        // Close an appended-to output before the new one replaces it.
-        drop(p);
-        Ok(out)
+        Ok((out, meta, unfit))
     }
 
     /// ncra's output records of variable `v` (of the first input), one per group:
-    /// the statistic over the group's records of every input, weighted by `-w`.
+    /// the statistic over the group's records of every input, weighted by `-w`, with
+    /// the counts of results that did not fit the output type.
     ///
     /// Errors: the weight variable is missing from an input, read errors.
-    fn reduce(&self, p: &Prepared, v: usize, mut pv: ProcVar) -> Result<Vec<(usize, Values)>> {
-        let (cli, prog) = (self.cli, self.prog);
+    fn reduce(
+        &self,
+        p: &Prepared,
+        v: usize,
+        pv: &ProcVar,
+    ) -> Result<(Vec<(usize, Values)>, Casts)> {
+        let cli = self.cli;
         let first = self.sets[0].meta();
         let var = &first.vars[v];
         let coord = first.is_coord_var(var);
@@ -473,6 +499,7 @@ impl Ra<'_> {
         let n: usize = idx[1..].iter().map(Vec::len).product();
         let mut buf = Vec::new();
         let mut chunks = Vec::with_capacity(p.groups);
+        let mut casts = Casts::default();
         for g in 0..p.groups {
             let mut acc = Accum::new(this_op, n);
             for pick in p.group(g, cli.mro) {
@@ -493,17 +520,20 @@ impl Ra<'_> {
                 _ => None,
             };
             let Some(ws) = per_file else {
-                let (vals, over) = acc.finish_values(normalize, pv.out.ty, pv.out_fill);
-                arith::warn_overflow(prog, &pv.out.name, pv.out.ty, over);
+                let (vals, c) = acc.finish_values(normalize, pv.out.ty, pv.out_fill, pv.overflow);
+                casts = casts.plus(c);
                 chunks.push((p.base_records + g, vals));
                 continue;
             };
             let mut res = acc.finish(normalize);
             let group: Vec<_> = p.group(g, cli.mro).collect();
             nco_normalisation(&mut res, &group, ws);
-            chunks.push((p.base_records + g, pv.finish(prog, &res)));
+            let (vals, c) =
+                nco_core::kernels::to_values_with(&res, pv.out.ty, pv.out_fill, pv.overflow);
+            casts = casts.plus(c);
+            chunks.push((p.base_records + g, vals));
         }
-        Ok(chunks)
+        Ok((chunks, casts))
     }
 }
 

@@ -496,6 +496,10 @@ impl Reduction<'_> {
                 "weights sum to zero over the averaged elements",
             ));
         }
-        Ok(pv.finish(prog, &res))
+        // Results that do not fit the output type are its fill value (declared: the
+        // header is written after computing), with one warning line.
+        let (vals, casts) = pv.finish(&res);
+        arith::warn_overflow(prog, &pv.out.name, pv.out.ty, casts, pv.out_fill);
+        Ok(vals)
     }
 }

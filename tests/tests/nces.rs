@@ -154,6 +154,13 @@ fn nces_every_statistic() {
             .args(["-O", "-y", op, &m1, &m2, &m3, &out])
             .succeeds();
         assert_eq!(raw(&out, "v", "%.6g "), v, "-y {op} v");
+        // The integer sqrt of a negative mean is NaN: NCO 5.1.4 writes 0, we write the
+        // fill value (README, casts).
+        let k = if op == "sqrt" && !is_nco() {
+            "2 _ 3"
+        } else {
+            k
+        };
         if op != "mebs" {
             assert_eq!(value(&out, "k", "%d ", &[]), k, "-y {op} k");
         }

@@ -454,7 +454,14 @@ fn packing_integers_with_a_scale_below_one_keeps_the_data() {
         header_lines(&out, "j:scale_factor"),
         "j:scale_factor = -3 ;"
     );
-    assert_eq!(value(&out, "j", "%d ", &[]), "-32203 0 -1 -6 32203");
+    // -100000 / -3 = 33333 does not fit a short: NCO 5.1.4 keeps the low bits (-32203,
+    // which unpacks to 96609); we write the fill value and warn (README, casts).
+    let want = if is_nco() {
+        "-32203 0 -1 -6 32203"
+    } else {
+        "_ 0 -1 -6 _"
+    };
+    assert_eq!(value(&out, "j", "%d ", &[]), want);
 }
 
 #[test]

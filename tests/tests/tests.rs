@@ -10,6 +10,7 @@
 mod common;
 
 mod bench;
+mod casts;
 mod differential;
 mod fixed;
 mod harness;

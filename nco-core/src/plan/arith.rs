@@ -1,11 +1,15 @@
 //! What the arithmetic operators (ncwa, ncra, nces, ncbo) share about a *processed*
 //! variable: it is read in its stored type, unpacked on the fly, computed in double
 //! precision (NCO's default since 4.3.6) and written unpacked, in the unpacked type,
-//! with `_FillValue` converted to that type; integer results are rounded (ties to even)
-//! and, as in NCO, wrap when out of range (we also warn, see README).
+//! with `_FillValue` converted to that type; results go into the output type by the
+//! overflow-safe cast (`nco_kernels::cast`: integers rounded, ties to even; a result an
+//! integer type cannot hold wraps when it comes from integer arithmetic on integer
+//! data, as in NCO, and is the fill value otherwise), counted in [`Unfit`] and
+//! reported in one warning line per variable (README, compatibility notes).
 
 use crate::dataset::{Block, Dataset};
 use crate::error::Result;
+use crate::kernels::cast::{Casts, Overflow};
 use crate::kernels::{self, reduce::Accum};
 use crate::model::{Attr, Meta, Var};
 use crate::rules::fill;
@@ -25,6 +29,10 @@ pub struct ProcVar {
     pub out: Var,
     /// Value written for missing results.
     pub out_fill: f64,
+    /// What becomes of results the output type cannot hold: they wrap for integer
+    /// data read as they are (integer arithmetic, NCO's), and are the fill value for
+    /// packed data (a conversion of floating-point values).
+    pub overflow: Overflow,
 }
 
 impl ProcVar {
@@ -47,27 +55,37 @@ pub fn prepare(meta: &Meta, id: usize, hdf: bool) -> ProcVar {
         packing::mark_unpacked(&mut out, p);
     }
     let out_fill = fill::fill_value(&out).unwrap_or_else(|| fill::default_fill(out.ty));
+    let overflow = if var.ty.is_float() || pack.is_some() {
+        Overflow::Fill
+    } else {
+        Overflow::Wrap
+    };
     ProcVar {
         id,
         in_fill,
         pack,
         out,
         out_fill,
+        overflow,
     }
 }
 
 impl ProcVar {
-    /// Typed output values from results (`None` = missing). Adds a `_FillValue`
-    /// attribute (the type's default) when a result is missing and the variable had
-    /// none, and warns on stderr when integer results overflowed the output type.
-    pub fn finish(&mut self, prog: &str, results: &[Option<f64>]) -> Values {
-        let (vals, over) = kernels::to_values(results, self.out.ty, self.out_fill);
-        if results.iter().any(Option::is_none) && self.out.attr("_FillValue").is_none() {
+    /// Typed output values from results (`None` = missing) by the overflow-safe cast
+    /// under [`ProcVar::overflow`], with the counts of results that did not fit the
+    /// output type. Adds a `_FillValue` attribute (the type's default) when a result
+    /// is missing or became the fill value and the variable had none: for operators
+    /// that define the output after computing (ncwa); the others use
+    /// [`write_declaring_fills`].
+    pub fn finish(&mut self, results: &[Option<f64>]) -> (Values, Casts) {
+        let (vals, c) = kernels::to_values_with(results, self.out.ty, self.out_fill, self.overflow);
+        if (c.filled > 0 || results.iter().any(Option::is_none))
+            && self.out.attr("_FillValue").is_none()
+        {
             let ty = self.out.ty;
             fill::set_fill_attr(&mut self.out, ty, self.out_fill);
         }
-        warn_overflow(prog, &self.out.name, self.out.ty, over);
-        vals
+        (vals, c)
     }
 
     /// Results as f64 after unpacking: the stored values with missing ones as `out_fill`.
@@ -120,14 +138,141 @@ pub fn valid_range_of(
     Ok(r)
 }
 
-/// Warn on stderr that `over` integer results of `var` overflowed its type `ty` and
-/// wrapped (NCO's result, which NCO gives silently; README compatibility notes).
-pub fn warn_overflow(prog: &str, var: &str, ty: NcType, over: usize) {
-    if over > 0 {
+/// Warn on stderr, in one line, about the values of `var` that did not fit its output
+/// type `ty`: those that wrapped around (integer arithmetic, as in NCO) and those
+/// written as the fill value `fill` (README compatibility notes). Nothing when both
+/// counts are 0.
+pub fn warn_overflow(prog: &str, var: &str, ty: NcType, c: Casts, fill: f64) {
+    let wrapped = (c.wrapped > 0).then(|| {
+        format!(
+            "{} integer result(s) of {var} overflow {ty} and wrap around as in NCO",
+            c.wrapped
+        )
+    });
+    let filled = (c.filled > 0).then(|| {
+        format!(
+            "{} value(s) of {var} do not fit {ty} (out of range, or not a number) and were written as the fill value {fill}",
+            c.filled
+        )
+    });
+    let parts: Vec<String> = wrapped.into_iter().chain(filled).collect();
+    if !parts.is_empty() {
         eprintln!(
-            "{prog}: WARNING {over} result(s) of {var} overflow {ty} and wrap around as in NCO; \
-             promote the variable (e.g. ncap2 or ncpdq -M) for exact results"
+            "{prog}: WARNING {}; promote the variable (e.g. ncap2 or ncpdq -M) for exact results",
+            parts.join("; ")
         );
+    }
+}
+
+/// Counts of values that did not fit their output type, per output variable (by
+/// name), gathered over all the blocks, records and groups an operator computes, so
+/// that each variable gets one warning line ([`Unfit::warn`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unfit {
+    counts: std::collections::BTreeMap<String, Casts>,
+}
+
+impl Unfit {
+    /// Count values of variable `var` that did not fit.
+    pub fn add(&mut self, var: &str, c: Casts) {
+        if c.total() > 0 {
+            let e = self.counts.entry(var.to_string()).or_default();
+            *e = e.plus(c);
+        }
+    }
+
+    /// Count `n` values of `var` written as the fill value.
+    pub fn add_filled(&mut self, var: &str, n: usize) {
+        self.add(
+            var,
+            Casts {
+                filled: n,
+                wrapped: 0,
+            },
+        );
+    }
+
+    /// Add another tally.
+    pub fn merge(&mut self, other: Unfit) {
+        for (k, c) in other.counts {
+            self.add(&k, c);
+        }
+    }
+
+    /// True when every value fitted.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// The counts of variable `var`.
+    pub fn count(&self, var: &str) -> Casts {
+        self.counts.get(var).copied().unwrap_or_default()
+    }
+
+    /// The variables with values written as the fill value and no `_FillValue` in
+    /// `meta` (the output's definition): their fill value, the type's default, is
+    /// written but not declared, so the output must be defined again with it.
+    pub fn undeclared(&self, meta: &Meta) -> Vec<String> {
+        self.counts
+            .iter()
+            .filter(|(k, c)| {
+                c.filled > 0 && meta.var(k).is_some_and(|v| v.attr("_FillValue").is_none())
+            })
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// One warning line per variable of `meta` (the output's definition).
+    pub fn warn(&self, prog: &str, meta: &Meta) {
+        for (name, &c) in &self.counts {
+            if let Some(v) = meta.var(name) {
+                let f = fill::fill_value(v).unwrap_or_else(|| fill::default_fill(v.ty));
+                warn_overflow(prog, name, v.ty, c, f);
+            }
+        }
+    }
+}
+
+/// Declare `_FillValue` (the type's default, the value written for results that do
+/// not fit) on the variables `names` of `meta` that have none.
+pub fn declare_fills(meta: &mut Meta, names: &[String]) {
+    for v in &mut meta.vars {
+        if names.contains(&v.name) && v.attr("_FillValue").is_none() && v.ty.is_numeric() {
+            let ty = v.ty;
+            fill::set_fill_attr(v, ty, fill::default_fill(ty));
+        }
+    }
+}
+
+/// Write an output whose definition (header) comes before its values, so that every
+/// value that does not fit its type is a declared fill value: `attempt(declare)`
+/// defines the output with `_FillValue` added on the variables `declare` (see
+/// [`declare_fills`]), writes it, and returns the result (typically the finished
+/// temporary output, not yet committed), the output's definition and its [`Unfit`]
+/// tally. When some variable without `_FillValue` had values that did not fit, the
+/// attempt is dropped (a temporary output removes itself) and made again declaring
+/// it; the warnings of the final attempt are printed, one line per variable. Costs a
+/// second pass only when a value did not fit a variable without a fill value.
+///
+/// Errors: those of `attempt`.
+pub fn write_declaring_fills<T>(
+    prog: &str,
+    mut attempt: impl FnMut(&[String]) -> Result<(T, Meta, Unfit)>,
+) -> Result<T> {
+    let mut declare: Vec<String> = Vec::new();
+    loop {
+        let (out, meta, unfit) = attempt(&declare)?;
+        let more: Vec<String> = unfit
+            .undeclared(&meta)
+            .into_iter()
+            .filter(|n| !declare.contains(n))
+            .collect();
+        if more.is_empty() {
+            unfit.warn(prog, &meta);
+            return Ok(out);
+        }
+        drop(out);
+        declare.extend(more);
     }
 }
 
