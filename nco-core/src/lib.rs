@@ -41,6 +41,7 @@
 //! | [`packing`] | rules | `scale_factor`/`add_offset` attributes (the arithmetic is [`kernels::packing`]) |
 //! | [`calendar`] | rules | CF time units for date-valued bounds and rebasing |
 //! | [`names`] | rules | netCDF's rules for names |
+//! | [`attedit`] | rules | ncatted's `-a att,var,mode,type,value` edits, `_FillValue` changes |
 //! | [`rename`] | rules | ncrename's `-v -d -g -a old,new` and their `.` and `@` forms |
 //! | [`cfmt`] | rules | C printf formatting of values (`ncks -s`, NCO's number formats) |
 //! | [`dataset`] | I/O | the dataset interface: [`dataset::Dataset`] (read) and [`dataset::OutFile`] (write), backend per file |
@@ -77,5 +78,6 @@ pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
 pub use plan::{arith, edit, extract, progress, target};
 pub use rules::{
-    calendar, cfmt, chunking, fill, hyperslab, multifile, names, packing, rename, select, stations,
+    attedit, calendar, cfmt, chunking, fill, hyperslab, multifile, names, packing, rename, select,
+    stations,
 };

@@ -17,6 +17,7 @@ mod harness;
 mod nc4engine;
 mod ncap;
 mod ncap_corpus;
+mod ncatted;
 mod ncbo;
 mod nces;
 mod ncks;

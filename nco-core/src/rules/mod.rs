@@ -2,6 +2,7 @@
 //! lower crates only (nco-base, nco-kernels, nco-io), never [`crate::plan`] or
 //! [`crate::cli`].
 
+pub mod attedit;
 pub mod calendar;
 pub mod cfmt;
 pub mod chunking;

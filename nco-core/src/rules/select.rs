@@ -39,7 +39,9 @@ pub struct SelectArgs {
     pub no_cell_measures: bool,
 }
 
-fn is_regex(s: &str) -> bool {
+/// True when a name given for matching holds a character of a regular expression
+/// (`.*^$+?[](){}|\`), so NCO treats it as one rather than as a plain name.
+pub fn is_regex(s: &str) -> bool {
     s.chars().any(|c| ".*^$+?[](){}|\\".contains(c))
 }
 

@@ -1,0 +1,1 @@
+nco_core::main!("ncatted", ncatted::run);
