@@ -336,6 +336,13 @@ struct RunArgs {
     /// Exit 0 even when an operator binary is missing (failures still exit 1).
     #[arg(long)]
     allow_missing: bool,
+    /// Also run rows 1, 2, 3, 4 and 9 (those of --only, 5a too) on netCDF-4 inputs,
+    /// once deflated (level 1 + shuffle, rows "<id>z") and once without filters
+    /// (rows "<id>u"), each with a third side: our operator through libnetcdf
+    /// (--no-mmap), so the chunk engine's gain shows beside NCO's ratio. The files go
+    /// to <data>/nc4-deflate1-shuffle and <data>/nc4.
+    #[arg(long)]
+    nc4: bool,
 }
 
 fn data_dir(a: &FileArgs) -> PathBuf {
@@ -453,7 +460,7 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
                 .filter(|k| Kind::parse(s) == Some(*k) || (s == k.operator() && !v.contains(k)))
                 .collect();
             if matched.is_empty() {
-                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 5c, 6, 7, 8 or an operator name)");
+                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 5c, 6, 7, 8, 9 or an operator name)");
             }
             for k in matched {
                 if !v.contains(&k) {
@@ -507,6 +514,8 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         rtol: a.rtol,
         gen,
         keep_outputs: a.keep_outputs,
+        libnetcdf_side: false,
+        label: None,
     };
     if opt.url.is_none() {
         if let Err(e) = gen::ensure_dir(&opt.data_dir) {
@@ -516,7 +525,50 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
     }
     std::fs::create_dir_all(&opt.out_dir)
         .with_context(|| format!("cannot create the results folder {}", opt.out_dir.display()))?;
-    let rep = run::run_all(&opt)?;
+    let mut rep = run::run_all(&opt)?;
+    if a.nc4 {
+        let nc4_kinds = [
+            Kind::Ncwa,
+            Kind::Ncra,
+            Kind::Nces,
+            Kind::Ncbo,
+            Kind::Stations,
+            Kind::Deflate,
+        ];
+        // Row 5a (50 calls per repeat, three sides) only when --only names it.
+        let nc4_rows: Vec<(Kind, Geometry)> = opt
+            .rows
+            .iter()
+            .copied()
+            .filter(|(k, _)| nc4_kinds.contains(k) && (*k != Kind::Stations || !a.only.is_empty()))
+            .collect();
+        for (sub, deflate, id, title) in [
+            (
+                "nc4-deflate1-shuffle",
+                Some(1),
+                "z",
+                " [netCDF-4 in, deflate 1 + shuffle]",
+            ),
+            ("nc4", None, "u", " [netCDF-4 in, no filters]"),
+        ] {
+            let mut o = opt.clone();
+            o.gen.format = gen::parse_format("netcdf4")?;
+            o.gen.deflate = deflate;
+            o.gen.shuffle = deflate.is_some();
+            o.gen.chunks = Vec::new();
+            o.gen.dir = opt.gen.dir.join(sub);
+            o.data_dir = o.gen.dir.clone();
+            o.rows = nc4_rows.clone();
+            o.libnetcdf_side = true;
+            o.label = Some((id.to_string(), title.to_string()));
+            if let Err(e) = gen::ensure_dir(&o.data_dir) {
+                eprintln!("nco-bench: error: {e:#}");
+            }
+            let r = run::run_all(&o)?;
+            rep.rows.extend(r.rows);
+            rep.info.load_end = r.info.load_end;
+        }
+    }
     let table = report::table(&rep);
     println!("{table}");
     let out = &opt.out_dir;

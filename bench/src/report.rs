@@ -54,7 +54,8 @@ impl ToolRuns {
             .flatten()
     }
 
-    fn cell(&self) -> String {
+    /// The median wall time in seconds ("1.23"), or what happened instead.
+    pub fn cell(&self) -> String {
         match self.state {
             State::Ok => self
                 .median
@@ -127,6 +128,13 @@ pub struct Row {
     pub cpu_speedup_vs_ours_separate: Option<f64>,
     /// A note printed under the table (row 5c: the list-mode targets and the ratios).
     pub note: Option<String>,
+    /// netCDF-4 rows (`run --nc4`): our operator with every read and write through
+    /// libnetcdf (`--no-mmap`), timed in the same repeats; `None` on the other rows.
+    pub ours_libnetcdf: Option<ToolRuns>,
+    /// Our libnetcdf-path wall / our wall (>1: the chunk engine is faster).
+    pub engine_vs_libnetcdf: Option<f64>,
+    /// The same for CPU (user+sys).
+    pub cpu_engine_vs_libnetcdf: Option<f64>,
 }
 
 impl Row {
@@ -136,6 +144,10 @@ impl Row {
             || self.nco.state == State::Failed
             || self
                 .ours_separate
+                .as_ref()
+                .is_some_and(|t| t.state == State::Failed)
+            || self
+                .ours_libnetcdf
                 .as_ref()
                 .is_some_and(|t| t.state == State::Failed)
             || self.check == Check::Different
@@ -346,9 +358,11 @@ pub fn table(rep: &Report) -> String {
                 v.push(format!("row {}: {n}", r.id));
             }
             let sep = r.ours_separate.as_ref().map(|t| ("nco-rs (separate calls)", t));
+            let lib = r.ours_libnetcdf.as_ref().map(|t| ("nco-rs --no-mmap", t));
             for (who, t) in [("nco-rs", &r.ours), ("NCO", &r.nco), ("CDO", &r.cdo)]
                 .into_iter()
                 .chain(sep)
+                .chain(lib)
             {
                 if matches!(
                     t.state,
@@ -662,6 +676,9 @@ pub(crate) mod tests {
             speedup_vs_ours_separate: None,
             cpu_speedup_vs_ours_separate: None,
             note: None,
+            ours_libnetcdf: None,
+            engine_vs_libnetcdf: None,
+            cpu_engine_vs_libnetcdf: None,
         };
         let mut r2 = base.clone();
         r2.id = "2".into();

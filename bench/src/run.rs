@@ -58,6 +58,11 @@ pub struct RunOptions {
     pub gen: GenOptions,
     /// Keep the operators' outputs in the scratch folder.
     pub keep_outputs: bool,
+    /// Also time our operator with every read and write through libnetcdf
+    /// (`--no-mmap`), as a third side of each row (the netCDF-4 rows).
+    pub libnetcdf_side: bool,
+    /// Appended to every row's id and title (the netCDF-4 rows: which inputs).
+    pub label: Option<(String, String)>,
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -185,8 +190,10 @@ fn io_floor(inputs: &[String], out_bytes: u64, scratch: &Path, cold: bool) -> Re
 
 struct Side {
     tool: Tool,
-    /// Row 5c's third side: our operator in the separate calls NCO needs.
+    /// Row 5c's third side: our operator in the separate calls NCO needs; with
+    /// `lib`, the netCDF-4 rows' third side: our operator through libnetcdf.
     separate: bool,
+    lib: bool,
     prog: PathBuf,
     cmds: Vec<Vec<String>>,
     outs: Vec<PathBuf>,
@@ -310,10 +317,11 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     let kind = plan.kind;
     let (rtol0, atol, atol_int) = plan.tolerance();
     let rtol = opt.rtol.unwrap_or(rtol0);
-    let tag = format!("row{}_{}", kind.id(), plan.geo.stem());
+    let (id_suffix, title_suffix) = opt.label.clone().unwrap_or_default();
+    let tag = format!("row{}{id_suffix}_{}", kind.id(), plan.geo.stem());
     let mut row = Row {
-        id: kind.id().into(),
-        title: kind.title(plan.files),
+        id: format!("{}{id_suffix}", kind.id()),
+        title: format!("{}{title_suffix}", kind.title(plan.files)),
         operator: kind.operator().into(),
         geometry: plan.geo.stem().into(),
         inputs: plan.inputs.len(),
@@ -333,6 +341,9 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         speedup_vs_ours_separate: None,
         cpu_speedup_vs_ours_separate: None,
         note: None,
+        ours_libnetcdf: None,
+        engine_vs_libnetcdf: None,
+        cpu_engine_vs_libnetcdf: None,
     };
     if let Some((c, _)) = plan.commands(
         Tool::Ours,
@@ -356,23 +367,32 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     let _ = std::fs::create_dir_all(&logs);
     let mut sides: Vec<Side> = Vec::new();
     let make = |tool: Tool, separate: bool, prog: PathBuf| -> Option<Side> {
-        let label = if separate {
+        let lib = separate && kind != Kind::StationsList;
+        let label = if lib {
+            format!("{}_libnetcdf", tool.label())
+        } else if separate {
             format!("{}_separate", tool.label())
         } else {
             tool.label().to_string()
         };
         let prefix = opt.scratch.join(format!("{tag}_{label}"));
         let prog_s = prog.to_string_lossy();
-        let (cmds, outs) = if separate {
+        let (mut cmds, outs) = if separate && !lib {
             plan.separate_station_calls(&prog_s, opt.threads, &prefix)
         } else {
             plan.commands(tool, &prog_s, opt.threads, &prefix)?
         };
+        if lib {
+            for c in &mut cmds {
+                c.insert(1, "--no-mmap".to_string());
+            }
+        }
         let log = logs.join(format!("{tag}_{label}.log"));
         let _ = std::fs::remove_file(&log);
         let mut side = Side {
             tool,
             separate,
+            lib,
             prog,
             cmds,
             outs,
@@ -395,7 +415,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     };
     match find_ours(kind, &opt.bin_dir) {
         Some(p) => {
-            if kind == Kind::StationsList {
+            if kind == Kind::StationsList || opt.libnetcdf_side {
                 sides.extend(make(Tool::Ours, true, p.clone()));
             }
             sides.extend(make(Tool::Ours, false, p));
@@ -458,6 +478,7 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
     for s in &sides {
         let tr = tool_runs(s);
         match s.tool {
+            Tool::Ours if s.lib => row.ours_libnetcdf = Some(tr),
             Tool::Ours if s.separate => row.ours_separate = Some(tr),
             Tool::Ours => row.ours = tr,
             Tool::Nco => row.nco = tr,
@@ -486,10 +507,31 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             row.speedup_vs_ours_separate,
         ));
     }
+    if let Some(lib) = &row.ours_libnetcdf {
+        if let (Some(o), Some(l)) = (row.ours.wall(), lib.wall()) {
+            row.engine_vs_libnetcdf = Some(l / o.max(1e-9));
+        }
+        if let (Some(o), Some(l)) = (cpu(&row.ours), cpu(lib)) {
+            row.cpu_engine_vs_libnetcdf = Some(l / o.max(1e-9));
+        }
+        let peak = |t: &ToolRuns| t.median.as_ref().map(|m| m.max_rss);
+        row.note = Some(format!(
+            "chunk engine vs libnetcdf (nco-rs --no-mmap): {} s vs {} s wall: {} wall, {} CPU; peak {} vs {}",
+            row.ours.cell(),
+            lib.cell(),
+            ratio_text(row.engine_vs_libnetcdf),
+            ratio_text(row.cpu_engine_vs_libnetcdf),
+            peak(&row.ours).map_or("-".into(), mb_text),
+            peak(lib).map_or("-".into(), mb_text),
+        ));
+    }
     // Check our outputs against NCO's (row 5c: a few of the list outputs, and of our
     // separate calls' outputs, against NCO's separate outputs).
     let ours = sides.iter().find(|s| s.tool == Tool::Ours && !s.separate);
-    let ours_sep = sides.iter().find(|s| s.tool == Tool::Ours && s.separate);
+    let ours_sep = sides
+        .iter()
+        .find(|s| s.tool == Tool::Ours && s.separate && !s.lib);
+    let ours_lib = sides.iter().find(|s| s.lib);
     let nco = sides.iter().find(|s| s.tool == Tool::Nco);
     match (ours, nco) {
         (Some(o), Some(n))
@@ -515,6 +557,10 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
             if let Some(sep) = ours_sep {
                 pairs.push(("our separate calls: ", sep, n, tol, plan.waivers()));
                 pairs.push(("list mode vs our separate calls: ", o, sep, exact, &[]));
+            }
+            if let Some(lib) = ours_lib.filter(|s| s.failed.is_none()) {
+                // The chunk engine and libnetcdf give the same values exactly.
+                pairs.push(("engine vs libnetcdf: ", o, lib, exact, &[]));
             }
             let mut problems = Vec::new();
             'pairs: for (who, x, y, t, w) in pairs {
@@ -559,6 +605,27 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         }
         _ => row.check_detail = "not compared: needs successful runs of both nco-rs and NCO".into(),
     }
+    if kind == Kind::Deflate {
+        // The output's size against NCO's (the target: within 3%).
+        let size = |s: Option<&Side>| {
+            s.filter(|s| s.failed.is_none())
+                .and_then(|s| s.outs.first())
+                .and_then(|p| p.metadata().ok())
+                .map(|m| m.len())
+        };
+        if let (Some(a), Some(b)) = (size(ours), size(nco)) {
+            let text = format!(
+                "output size: nco-rs {:.1} MB, NCO {:.1} MB ({:+.1}%)",
+                a as f64 / 1e6,
+                b as f64 / 1e6,
+                (a as f64 / b.max(1) as f64 - 1.0) * 100.0
+            );
+            row.note = Some(match row.note.take() {
+                Some(n) => format!("{n}; {text}"),
+                None => text,
+            });
+        }
+    }
     if kind == Kind::StationsList && !opt.keep_outputs {
         let _ = std::fs::remove_file(Plan::list_file(
             &opt.scratch.join(format!("{tag}_{}", Tool::Ours.label())),
@@ -589,6 +656,16 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         }
     }
     row
+}
+
+/// "2.3x" or "-".
+fn ratio_text(r: Option<f64>) -> String {
+    r.map_or("-".into(), |r| format!("{r:.2}x"))
+}
+
+/// Bytes as "12 MB".
+fn mb_text(b: u64) -> String {
+    format!("{:.0} MB", b as f64 / 1e6)
 }
 
 fn loadavg() -> String {

@@ -56,10 +56,12 @@ pub enum Kind {
     Pack,
     /// 8. ncpdq dimension-order reversal.
     Reverse,
+    /// 9. ncks copying the file to netCDF-4 at deflate level 1 (`-4 -L 1`).
+    Deflate,
 }
 
 /// All kinds in wishlist order.
-pub const ALL: [Kind; 10] = [
+pub const ALL: [Kind; 11] = [
     Kind::Ncwa,
     Kind::Ncra,
     Kind::Nces,
@@ -70,6 +72,7 @@ pub const ALL: [Kind; 10] = [
     Kind::Ncap2,
     Kind::Pack,
     Kind::Reverse,
+    Kind::Deflate,
 ];
 
 impl Kind {
@@ -86,6 +89,7 @@ impl Kind {
             Kind::Ncap2 => "6",
             Kind::Pack => "7",
             Kind::Reverse => "8",
+            Kind::Deflate => "9",
         }
     }
 
@@ -96,7 +100,7 @@ impl Kind {
             Kind::Ncra => "ncra",
             Kind::Nces => "nces",
             Kind::Ncbo => "ncbo",
-            Kind::Stations | Kind::MultiSlab => "ncks",
+            Kind::Stations | Kind::MultiSlab | Kind::Deflate => "ncks",
             Kind::StationsList => "ncrcat",
             Kind::Ncap2 => "ncap2",
             Kind::Pack | Kind::Reverse => "ncpdq",
@@ -129,6 +133,7 @@ impl Kind {
             Kind::Ncap2 => "ncap2 long algebra (5 statements)".into(),
             Kind::Pack => "ncpdq pack the file (-P all_new)".into(),
             Kind::Reverse => "ncpdq reverse all dimensions".into(),
+            Kind::Deflate => "ncks copy to netCDF-4, deflate 1 (-4 -L 1)".into(),
         }
     }
 
@@ -142,6 +147,7 @@ impl Kind {
                     Kind::StationsList => s == "list" || s == "stations-list" || s == "ncrcat",
                     Kind::Pack => s == "pack",
                     Kind::Reverse => s == "reverse" || s == "rev",
+                    Kind::Deflate => s == "deflate" || s == "L1",
                     Kind::Nces => s == "nces" || s == "ncea",
                     Kind::Ncbo => s == "ncbo" || s == "ncdiff",
                     _ => s == k.operator(),
@@ -465,6 +471,9 @@ impl Plan {
         let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
         match (tool, self.kind) {
             (Tool::Cdo, Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
+            // (CDO writes netCDF-4 with -f nc4 -z zip_1, without shuffle: not the same
+            // file.)
+            (Tool::Cdo, Kind::Deflate) => None,
             // CDO's counterpart of row 1: every field to one value per variable.
             (Tool::Cdo, Kind::Ncwa) => one(vec![
                 s("fldmean"),
@@ -544,6 +553,7 @@ impl Plan {
                 os,
             ]),
             (_, Kind::Pack) => one(vec![s("-P"), s("all_new"), ins[0].clone(), os]),
+            (_, Kind::Deflate) => one(vec![s("-4"), s("-L"), s("1"), ins[0].clone(), os]),
             (_, Kind::Reverse) => {
                 let spec = match self.geo {
                     Geometry::Ipcc => "-time,-lev,-lat,-lon",

@@ -106,3 +106,67 @@ fn bad_usage_is_rejected_with_status_2() {
         .fails_with_code(1)
         .stderr_contains("unknown row '99'");
 }
+
+#[test]
+fn netcdf4_rows_time_the_engine_against_libnetcdf_and_nco() {
+    // Rows 1 and 9 on tiny files: the classic rows, then the same rows on deflated
+    // (z) and unfiltered (u) netCDF-4 inputs with our operator through libnetcdf as a
+    // third side; every output checked against NCO's, and the engine's against
+    // libnetcdf's exactly. (Times are reported, not asserted.)
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = own_bin("ncks");
+    let bin = ours.parent().unwrap();
+    assert!(bin.join("ncwa").is_file(), "build the operators first");
+    let out = tmp.path().join("res");
+    let o = bench()
+        .args([
+            "run",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--no-cdo",
+            "--only",
+            "1,9",
+            "--nc4",
+        ])
+        .arg("--dir")
+        .arg(tmp.path().join("data"))
+        .args(["--nco-dir", "/usr/bin", "--bin-dir"])
+        .arg(bin)
+        .arg("--out")
+        .arg(&out)
+        .succeeds();
+    let stdout = &o.stdout;
+    for id in ["1", "9", "1z", "9z", "1u", "9u"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("row {id} missing:\n{stdout}"));
+        assert!(line.contains("equal"), "{line}");
+    }
+    for id in ["1z", "9z", "1u", "9u"] {
+        assert!(
+            stdout.contains(&format!(
+                "row {id}: chunk engine vs libnetcdf (nco-rs --no-mmap): "
+            )),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("row 9: output size: nco-rs "), "{stdout}");
+    assert!(
+        stdout.contains("deflate 1 + shuffle]") && stdout.contains("no filters]"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+    let json = std::fs::read_to_string(out.join("results.json")).unwrap();
+    assert!(json.contains("\"engine_vs_libnetcdf\""), "{json}");
+    // The netCDF-4 inputs are netCDF-4, deflated where asked.
+    let z = tmp
+        .path()
+        .join("data/scale-0.001/nc4-deflate1-shuffle/ipcc_dly_T85.nc");
+    let hs = nco_tests::ncdump(&["-hs"], &z.to_string_lossy());
+    assert!(hs.contains(":_Format = \"netCDF-4\""), "{hs}");
+    assert!(hs.contains("_DeflateLevel = 1"), "{hs}");
+}
