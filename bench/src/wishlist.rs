@@ -52,6 +52,9 @@ pub enum Kind {
     StationsList,
     /// 6. ncap2 long algebraic operation.
     Ncap2,
+    /// 6b. ncap2 with the language: a loop over levels into a RAM variable, `where`,
+    /// methods (reductions over named dimensions, `reverse()`), hyperslabs.
+    Ncap2Lang,
     /// 7. ncpdq packing the file.
     Pack,
     /// 8. ncpdq dimension-order reversal.
@@ -61,7 +64,7 @@ pub enum Kind {
 }
 
 /// All kinds in wishlist order.
-pub const ALL: [Kind; 11] = [
+pub const ALL: [Kind; 12] = [
     Kind::Ncwa,
     Kind::Ncra,
     Kind::Nces,
@@ -70,6 +73,7 @@ pub const ALL: [Kind; 11] = [
     Kind::MultiSlab,
     Kind::StationsList,
     Kind::Ncap2,
+    Kind::Ncap2Lang,
     Kind::Pack,
     Kind::Reverse,
     Kind::Deflate,
@@ -87,6 +91,7 @@ impl Kind {
             Kind::MultiSlab => "5b",
             Kind::StationsList => "5c",
             Kind::Ncap2 => "6",
+            Kind::Ncap2Lang => "6b",
             Kind::Pack => "7",
             Kind::Reverse => "8",
             Kind::Deflate => "9",
@@ -102,7 +107,7 @@ impl Kind {
             Kind::Ncbo => "ncbo",
             Kind::Stations | Kind::MultiSlab | Kind::Deflate => "ncks",
             Kind::StationsList => "ncrcat",
-            Kind::Ncap2 => "ncap2",
+            Kind::Ncap2 | Kind::Ncap2Lang => "ncap2",
             Kind::Pack | Kind::Reverse => "ncpdq",
         }
     }
@@ -131,6 +136,7 @@ impl Kind {
                 )
             }
             Kind::Ncap2 => "ncap2 long algebra (5 statements)".into(),
+            Kind::Ncap2Lang => "ncap2 loop, RAM variable, where, methods".into(),
             Kind::Pack => "ncpdq pack the file (-P all_new)".into(),
             Kind::Reverse => "ncpdq reverse all dimensions".into(),
             Kind::Deflate => "ncks copy to netCDF-4, deflate 1 (-4 -L 1)".into(),
@@ -148,6 +154,7 @@ impl Kind {
                     Kind::Pack => s == "pack",
                     Kind::Reverse => s == "reverse" || s == "rev",
                     Kind::Deflate => s == "deflate" || s == "L1",
+                    Kind::Ncap2Lang => s == "ncap2-lang" || s == "lang",
                     Kind::Nces => s == "nces" || s == "ncea",
                     Kind::Ncbo => s == "ncbo" || s == "ncdiff",
                     _ => s == k.operator(),
@@ -166,7 +173,7 @@ impl Kind {
     /// Whether the operation makes sense on `geo` (ncra and ncrcat need a record
     /// dimension).
     pub fn applies_to(self, geo: Geometry) -> bool {
-        !(matches!(self, Kind::Ncra | Kind::StationsList) && geo == Geometry::Stl)
+        !(matches!(self, Kind::Ncra | Kind::StationsList | Kind::Ncap2Lang) && geo == Geometry::Stl)
     }
 
     /// Whether an I/O floor (read all inputs + write the output) is meaningful.
@@ -434,6 +441,18 @@ impl Plan {
         )
     }
 
+    /// The ncap2 script of row 6b, from the user guide's examples over the 4-D
+    /// variables: the vertical mean by a loop over levels into a RAM accumulator
+    /// ("Loops", "RAM variables"), a 0/1 mask with `where`/`elsewhere` and its mean
+    /// over `$lev`, the range over `$time` by methods, a reversed hyperslab.
+    pub fn ncap2_lang_script(&self) -> String {
+        "*sz=$lev.size;*acc[time,lat,lon]=0.0f;for(*k=0;k<sz;k++) acc+=d4_00(:,k,:,:);\
+         vmean=acc/sz;msk=d4_01;where(msk > d4_01.avg()) msk=1.0f; elsewhere msk=0.0f;\
+         frac=msk.avg($lev);rng=d4_02.max($time)-d4_02.min($time);\
+         flip=d4_03(:,0,:,:).reverse($lat);"
+            .to_string()
+    }
+
     /// Command lines for `tool` run as program `prog`, writing under `out` (a path prefix);
     /// returns the commands (run in sequence) and the output files they produce.
     /// `None` when the tool has no equivalent.
@@ -470,7 +489,10 @@ impl Plan {
         let ins = self.inputs.clone();
         let one = |rest: Vec<String>| Some((vec![with(head.clone(), rest)], vec![o.clone()]));
         match (tool, self.kind) {
-            (Tool::Cdo, Kind::MultiSlab | Kind::Reverse | Kind::StationsList) => None,
+            // CDO's expr has no loops, RAM variables or where: no equivalent of 6b.
+            (Tool::Cdo, Kind::MultiSlab | Kind::Reverse | Kind::StationsList | Kind::Ncap2Lang) => {
+                None
+            }
             // (CDO writes netCDF-4 with -f nc4 -z zip_1, without shuffle: not the same
             // file.)
             (Tool::Cdo, Kind::Deflate) => None,
@@ -549,6 +571,13 @@ impl Plan {
                 s("-v"),
                 s("-s"),
                 self.ncap2_script(),
+                ins[0].clone(),
+                os,
+            ]),
+            (_, Kind::Ncap2Lang) => one(vec![
+                s("-v"),
+                s("-s"),
+                self.ncap2_lang_script(),
                 ins[0].clone(),
                 os,
             ]),

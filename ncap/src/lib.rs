@@ -131,21 +131,29 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let stmts = parse_scripts(&cli)?;
     let (input, mut target) = files(prog, &argv, &cli)?;
+    let append = target.existing == Existing::Append;
     let ds = input.as_deref().map(Dataset::open).transpose()?;
-    let format = match (target.format, &ds) {
-        (Some(f), _) => f,
-        (None, Some(d)) => d.meta().format,
-        (None, None) => Format::Classic,
+    // `-A` keeps the existing file's format.
+    let format = match (target.appended_format()?, target.format, &ds) {
+        (Some(f), _, _) | (None, Some(f), _) => f,
+        (None, None, Some(d)) => d.meta().format,
+        (None, None, None) => Format::Classic,
     };
-    let stream = Stream::plan(&stmts, ds.as_ref(), format);
+    // Appended variables go through the merge with the existing file, whole.
+    let stream = if append {
+        None
+    } else {
+        Stream::plan(&stmts, ds.as_ref(), format)
+    };
     let stdout = std::io::stdout();
     let mut ctx = Ctx::new(ds.as_ref(), Box::new(stdout.lock()), prog);
     if let Some(st) = &stream {
         st.start(&mut ctx);
     }
     // NCO stamps the history (and NCO attribute) before the script runs, so attributes
-    // the script adds come after them.
-    if let Some(command) = target.provenance.command.take() {
+    // the script adds come after them; appending stamps the existing file's history
+    // (in the merge).
+    if let Some(command) = target.provenance.command.take_if(|_| !append) {
         let mut m = Meta::new(ctx.input.format);
         m.attrs = std::mem::take(&mut ctx.globals);
         output::stamp_history(&mut m, &command);
@@ -185,8 +193,8 @@ fn parse_scripts(cli: &Cli) -> Result<Vec<Stmt>> {
 /// The input file (`None` without one) and the output's target. With one file, it is
 /// read (when it exists) and replaced.
 ///
-/// Errors: other than one or two files; an existing output without `-O` (NCO's
-/// question), `-A`, a bad format option.
+/// Errors: other than one or two files; an existing output without `-O` or `-A`
+/// (NCO's question), a bad format option.
 fn files(prog: &str, argv: &[String], cli: &Cli) -> Result<(Option<String>, Target)> {
     let mut files = cli.files.clone();
     if let Some(o) = &cli.common.output {
@@ -214,12 +222,6 @@ fn files(prog: &str, argv: &[String], cli: &Cli) -> Result<(Option<String>, Targ
     } else {
         output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?
     };
-    if existing == Existing::Append {
-        return Err(Error::option(
-            "-A",
-            "appending is not supported by ncap2 in nco-rs; use -O",
-        ));
-    }
     let target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing)?;
     Ok((input, target))
 }

@@ -4,6 +4,7 @@
 //! copies, or the blocks of a streamed evaluation).
 
 use nco_core::dataset::Dataset;
+use nco_core::hyperslab::Selection;
 use nco_core::model::{Attr, Dim, Format, Meta, Var};
 use nco_core::target::{Output, Target};
 use nco_core::types::{NcNum, Values};
@@ -60,26 +61,28 @@ pub fn write(
         });
     }
     let mut out = Output::create(target, meta)?;
-    let of = out.writer();
+    // Planned indices: the Output maps them to the merged file's with `-A` (the
+    // existing file's other variables are copied at commit).
     let mut streamed: Vec<(usize, String)> = Vec::new();
     for (o, (_, src)) in plan.iter().enumerate() {
         match src {
             Source::New(n) if stream.is_some() => streamed.push((o, n.clone())),
             Source::New(n) => match &datas[o] {
-                Some(d) => of.write(o, 0, d)?,
-                None => of.write(o, 0, &ctx.vars[n].val.data)?,
+                Some(d) => out.write(o, 0, d)?,
+                None => out.write(o, 0, &ctx.vars[n].val.data)?,
             },
             Source::Copy(id, _) => {
-                let ds = ds.expect("copied variables come from the input");
-                if !of.copy_var_raw(o, ds, *id)? {
-                    let vals = ds.read_all(*id)?;
-                    of.write(o, 0, &vals)?;
-                }
+                let ds = ds.ok_or_else(|| {
+                    Error::var(&ctx.input.vars[*id].name, "copied without an input file")
+                })?;
+                out.copy_unchanged(ds, *id, &Selection::default(), o)?;
             }
         }
     }
     if let (Some(st), Some(ds)) = (stream, ds) {
-        st.write(&target.prog, ds, &streamed, of)?;
+        // A streamed script is planned only when not appending: its indices are the
+        // file's.
+        st.write(&target.prog, ds, &streamed, out.writer())?;
     }
     out.commit()
 }
@@ -177,20 +180,24 @@ fn define(
     target: &Target,
 ) -> Result<Meta> {
     let input = &ctx.input;
-    let mut dim_order: Vec<usize> = ctx.dims_used.clone();
-    if !opts.only_defined {
-        for d in 0..ctx.dims.len() {
-            if !dim_order.contains(&d) {
-                dim_order.push(d);
-            }
-        }
-    }
     let var_dims = |src: &Source| -> Vec<usize> {
         match src {
             Source::New(n) => ctx.vars[n].val.dims.clone(),
             Source::Copy(id, _) => input.vars[*id].dims.clone(),
         }
     };
+    let used_by_vars: Vec<usize> = plan.iter().flat_map(|(_, s)| var_dims(s)).collect();
+    let mut dim_order: Vec<usize> = ctx.dims_used.clone();
+    if !opts.only_defined {
+        // The input's dimensions that some output variable uses and every `defdim`
+        // (NCO 5.1.4 drops an input dimension no variable uses).
+        for d in 0..ctx.dims.len() {
+            let kept = d >= input.dims.len() || used_by_vars.contains(&d);
+            if kept && !dim_order.contains(&d) {
+                dim_order.push(d);
+            }
+        }
+    }
     for (_, s) in plan {
         for d in var_dims(s) {
             if !dim_order.contains(&d) {
@@ -201,7 +208,6 @@ fn define(
     let mut out = Meta::new(format);
     out.attrs = ctx.globals.clone();
     // A record dimension no output variable uses is written with no records, as NCO does.
-    let used_by_vars: Vec<usize> = plan.iter().flat_map(|(_, s)| var_dims(s)).collect();
     let mut dim_map = vec![usize::MAX; ctx.dims.len()];
     for (o, &d) in dim_order.iter().enumerate() {
         dim_map[d] = o;

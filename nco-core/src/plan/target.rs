@@ -86,13 +86,25 @@ impl Target {
     ///
     /// Errors: an existing output to append to that cannot be opened.
     pub fn format_for(&self, input: Format) -> Result<Format> {
-        let format = if self.existing == Existing::Append {
-            Dataset::open(&self.path.to_string_lossy())?.meta().format
-        } else {
-            self.format.unwrap_or(input)
+        let format = match self.appended_format()? {
+            Some(f) => f,
+            None => self.format.unwrap_or(input),
         };
         extract::warn_storage_on_classic(&self.prog, format, &self.storage);
         Ok(format)
+    }
+
+    /// The format of the existing file appended to (`-A`, which keeps it), `None`
+    /// when not appending.
+    ///
+    /// Errors: an existing output that cannot be opened.
+    pub fn appended_format(&self) -> Result<Option<Format>> {
+        if self.existing != Existing::Append {
+            return Ok(None);
+        }
+        Ok(Some(
+            Dataset::open(&self.path.to_string_lossy())?.meta().format,
+        ))
     }
 
     /// The extraction plan of `vars` (input indices, in output order) under `sel`,
