@@ -202,6 +202,10 @@ pub struct LibReader {
     meta: Meta,
     /// True when the root group has groups under it (which nco-rs does not read).
     subgroups: bool,
+    /// A netCDF3 file's own descriptor and its length when opened: libnetcdf reads the
+    /// missing part of a netCDF3 file that shrank while open as fill values, silently,
+    /// so every read checks the length after the fact.
+    shrink_guard: Option<(std::fs::File, u64)>,
 }
 
 impl LibReader {
@@ -277,11 +281,20 @@ impl LibReader {
             }
         }
         let subgroups = format.is_netcdf4() && file.groups().is_ok_and(|mut g| g.next().is_some());
+        let shrink_guard = if format.is_netcdf4() {
+            None
+        } else {
+            std::fs::File::open(path)
+                .and_then(|f| Ok((f.metadata()?.len(), f)))
+                .ok()
+                .map(|(len, f)| (f, len))
+        };
         Ok(LibReader {
             path: path.to_string(),
             file: Mutex::new(Some(file)),
             meta,
             subgroups,
+            shrink_guard,
         })
     }
 
@@ -289,6 +302,23 @@ impl LibReader {
     /// group's dimensions, variables and attributes).
     pub fn has_subgroups(&self) -> bool {
         self.subgroups
+    }
+
+    /// Errors when a netCDF3 file is shorter than when it was opened.
+    fn check_not_shrunk(&self) -> Result<()> {
+        if let Some((f, len)) = &self.shrink_guard {
+            let now = f.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+            if now < *len {
+                return Err(Error::io(
+                    &self.path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("the file shrank from {len} to {now} bytes: it was truncated while being read"),
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The metadata.
@@ -319,8 +349,16 @@ impl LibReader {
     }
 
     /// Read the selection `sel` (one index list per dimension) of variable `var`.
+    ///
+    /// Errors: libnetcdf's, and a netCDF3 file truncated while open.
     pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
         quiet_hdf5();
+        let vals = self.read_unchecked(var, sel)?;
+        self.check_not_shrunk()?;
+        Ok(vals)
+    }
+
+    fn read_unchecked(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
         let v = &self.meta.vars[var];
         let guard = self.handle()?;
         let file = guard.as_ref().expect("opened by handle()");
@@ -552,8 +590,7 @@ impl LibWriter {
             .variable_mut(&v.name)
             .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
         if v.dims.is_empty() {
-            return put(&mut nv, values, &[], &[])
-                .map_err(|e| Error::netcdf(path, Some(&v.name), e));
+            return put(&mut nv, values, &[], &[]).map_err(|e| write_error(path, Some(&v.name), e));
         }
         let k = first.len().clamp(1, v.dims.len());
         let lens: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
@@ -566,14 +603,53 @@ impl LibWriter {
         if count[k - 1] == 0 {
             return Ok(());
         }
-        put(&mut nv, values, &start, &count).map_err(|e| Error::netcdf(path, Some(&v.name), e))
+        put(&mut nv, values, &start, &count).map_err(|e| write_error(path, Some(&v.name), e))
     }
 
     /// Close the file, reporting libnetcdf's error if closing fails.
     pub fn finish(self) -> Result<()> {
         quiet_hdf5();
         let path = self.path;
-        self.file.close().map_err(|e| Error::netcdf(&path, None, e))
+        self.file.close().map_err(|e| write_error(&path, None, e))
+    }
+}
+
+/// The error of a failed libnetcdf write to `path`. libnetcdf reports a full disk or a
+/// file-size limit on a netCDF-4 file as "HDF error"; the system's reason is named
+/// first when it is one of those (from `errno` right after the call, or a file system
+/// with no space left), libnetcdf's words after it.
+fn write_error(path: &str, var: Option<&str>, e: netcdf::Error) -> Error {
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    let full = |dir: &std::path::Path| -> bool {
+        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+            return false;
+        };
+        // SAFETY: statvfs fills the zeroed struct we own; `c` is NUL-terminated.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            libc::statvfs(c.as_ptr(), &mut st) == 0 && st.f_bavail == 0
+        }
+    };
+    let reason = match errno {
+        Some(n @ (libc::ENOSPC | libc::EFBIG | libc::EDQUOT)) => Some(n),
+        _ => {
+            let dir = std::path::Path::new(path)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            full(dir).then_some(libc::ENOSPC)
+        }
+    };
+    match reason {
+        Some(n) => {
+            let os = std::io::Error::from_raw_os_error(n);
+            let what = match var {
+                Some(v) => format!("{os} (writing variable {v}; libnetcdf: {e})"),
+                None => format!("{os} (libnetcdf: {e})"),
+            };
+            Error::io(path, std::io::Error::new(os.kind(), what))
+        }
+        None => Error::netcdf(path, var, e),
     }
 }
 

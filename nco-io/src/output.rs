@@ -7,10 +7,19 @@
 //! * an existing output needs `-O` (overwrite) or `-A` (append); without either, a
 //!   terminal is asked, and anything else is an error (exit 1);
 //! * the `history` global attribute gets `"<ctime date>: <command line>"` prepended
-//!   (unless `-h`), and the `NCO` attribute names the version emulated.
+//!   (unless `-h`), and the `NCO` attribute names the version emulated;
+//! * leftovers: a process killed with SIGKILL cannot remove its temporary file, so
+//!   planning a temporary output removes those of the same output left by processes
+//!   that no longer exist ([`remove_leftovers`]);
+//! * locks: a run that updates an existing file (an append, `--rec_apn`, an in-place
+//!   edit) holds an exclusive lock on it from before it reads it until its new version
+//!   is renamed into place ([`UpdateLock`]), so concurrent updates of one file are
+//!   serialised instead of one silently losing the other's work.
 
 use std::ffi::CString;
+use std::fs::File;
 use std::io::{BufRead, IsTerminal, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Once;
@@ -134,12 +143,183 @@ fn unregister(i: usize) {
     }
 }
 
+/// The names of the programs whose temporary files [`remove_leftovers`] may remove:
+/// nco-rs's operators and their aliases (NCO's programs of the same names write
+/// temporary files of the same form).
+pub const OPERATOR_NAMES: &[&str] = &[
+    "ncks", "ncra", "ncrcat", "nces", "ncea", "ncecat", "ncwa", "ncbo", "ncdiff", "ncadd", "ncsub",
+    "ncmult", "ncdivide", "ncpdq", "ncpack", "ncunpack", "ncap2", "ncap", "ncatted", "ncrename",
+    "ncflint",
+];
+
+/// The process id in `name` when it is the name of a temporary file of output `dest_name`
+/// as [`TempOutput`] makes them: `<dest_name>.pid<PID>.<op>.tmp` with `op` one of
+/// [`OPERATOR_NAMES`]; `None` for any other name.
+pub fn leftover_pid(dest_name: &str, name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(dest_name)?.strip_prefix(".pid")?;
+    let rest = rest.strip_suffix(".tmp")?;
+    let (pid, op) = rest.split_once('.')?;
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || pid.starts_with('0') {
+        return None;
+    }
+    if !OPERATOR_NAMES.contains(&op) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// True when a process `pid` exists on this machine (in this PID namespace); a process
+/// of another user counts as existing.
+fn process_exists(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks whether the process exists; nothing is sent.
+    if unsafe { libc::kill(p, 0) } == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Remove the temporary files of output `dest` (in its folder `dir`) left behind by
+/// processes that no longer exist, e.g. killed with SIGKILL. A file is removed only when
+/// all of these hold: its name is `<dest's name>.pid<PID>.<op>.tmp` with `op` one of our
+/// operators ([`leftover_pid`]), no process `PID` exists, it is a regular file (not a
+/// link), and it belongs to the user running this process. Returns the paths removed.
+///
+/// Limits: the process check sees this machine's processes only; a run on another
+/// machine writing into the same network folder, or in another PID namespace, looks
+/// dead from here. Errors reading the folder are ignored (nothing is removed).
+pub fn remove_leftovers(dir: &Path, dest: &Path) -> Vec<PathBuf> {
+    let Some(dest_name) = dest.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let me = std::process::id();
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| leftover_pid(dest_name, n)) else {
+            continue;
+        };
+        if pid == me || process_exists(pid) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(md) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if md.file_type().is_file() && md.uid() == uid && std::fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// An exclusive lock on an existing file that this run updates (an append with `-A`,
+/// ncrcat's `--rec_apn`, an in-place edit), held from before the file is read until its
+/// new version has replaced it; released on drop. A second run taking the lock on the
+/// same file waits (saying so on standard error) until the first has finished, then
+/// reads the first one's result.
+///
+/// The lock is an open-file-description lock (`fcntl(F_OFD_SETLKW)`) on the whole file,
+/// not `flock`: HDF5 takes `flock` locks of its own when libnetcdf opens a netCDF-4 file,
+/// and would refuse to open a file we hold with `flock` ("HDF error"); the two kinds of
+/// lock do not interact on Linux. Advisory: it serialises runs that take it (nco-rs's),
+/// not other programs. Because the updated file is replaced by a rename, the lock is
+/// taken again when the path names another file once it is granted.
+#[derive(Debug)]
+pub struct UpdateLock {
+    _file: File,
+    path: PathBuf,
+}
+
+fn ofd_lock(file: &File, wait: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a zeroed flock is a valid value; the fields are set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    let cmd = if wait {
+        libc::F_OFD_SETLKW
+    } else {
+        libc::F_OFD_SETLK
+    };
+    loop {
+        // SAFETY: `fl` outlives the call; the descriptor is open for as long as `file`.
+        if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+impl UpdateLock {
+    /// Lock the existing file `path` for an update by `prog`, waiting while another run
+    /// holds it.
+    ///
+    /// Errors: the file cannot be opened for writing (missing, no permission), or the
+    /// file system refuses the lock.
+    pub fn acquire(path: impl AsRef<Path>, prog: &str) -> Result<UpdateLock> {
+        let path = path.as_ref();
+        let mut said = false;
+        loop {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            if let Err(e) = ofd_lock(&file, false) {
+                if !matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) {
+                    return Err(Error::io(path, e));
+                }
+                if !said {
+                    eprintln!(
+                        "{prog}: waiting for another run that is updating {}",
+                        path.display()
+                    );
+                    said = true;
+                }
+                ofd_lock(&file, true).map_err(|e| Error::io(path, e))?;
+            }
+            // The other run may have renamed a new file over the one we locked.
+            let held = file.metadata().map_err(|e| Error::io(path, e))?;
+            match std::fs::metadata(path) {
+                Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
+                    return Ok(UpdateLock {
+                        _file: file,
+                        path: path.to_path_buf(),
+                    })
+                }
+                Ok(_) => continue,
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+    }
+
+    /// The locked file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// A temporary output file beside the final one; removed on drop unless committed.
+/// Planning one also removes leftovers of dead processes for the same output
+/// ([`remove_leftovers`]). It may hold the [`UpdateLock`] of the file it replaces, which
+/// is then released only after the rename.
 pub struct TempOutput {
     tmp: PathBuf,
     dest: PathBuf,
     slot: Option<usize>,
     committed: bool,
+    lock: Option<UpdateLock>,
 }
 
 impl TempOutput {
@@ -163,6 +343,7 @@ impl TempOutput {
         if unsafe { libc::access(cdir.as_ptr(), libc::W_OK) } != 0 {
             return Err(Error::io(&dir, std::io::Error::last_os_error()));
         }
+        remove_leftovers(&dir, &dest);
         let mut name = dest.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".pid{}.{prog}.tmp", std::process::id()));
         let tmp = dir.join(name);
@@ -172,7 +353,26 @@ impl TempOutput {
             dest,
             slot,
             committed: false,
+            lock: None,
         })
+    }
+
+    /// Plan the temporary file of an update of the existing file `dest` (an append, an
+    /// in-place edit): take its [`UpdateLock`] first (waiting for another run updating
+    /// it), so the caller reads `dest` only once no other run can replace it. The lock
+    /// is released after [`TempOutput::commit`] (or when the update fails).
+    ///
+    /// Errors: those of [`TempOutput::new`] and [`UpdateLock::acquire`].
+    pub fn for_update(dest: &str, prog: &str) -> Result<TempOutput> {
+        let mut t = TempOutput::new(dest, prog)?;
+        t.lock = Some(UpdateLock::acquire(dest, prog)?);
+        Ok(t)
+    }
+
+    /// Hold `lock` until this output is committed or dropped (for a caller that took the
+    /// lock before planning the temporary file).
+    pub fn hold(&mut self, lock: UpdateLock) {
+        self.lock = Some(lock);
     }
 
     /// The temporary path to write to.
@@ -189,6 +389,7 @@ impl TempOutput {
     pub fn commit(mut self) -> Result<()> {
         std::fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(&self.dest, e))?;
         self.committed = true;
+        // The lock (if any) goes with `self`, after the rename.
         Ok(())
     }
 }
@@ -283,6 +484,99 @@ mod tests {
         std::fs::write(t.path(), b"y").unwrap();
         t.commit().unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"y");
+    }
+
+    #[test]
+    fn leftover_names_are_ours_only() {
+        assert_eq!(leftover_pid("o.nc", "o.nc.pid123.ncks.tmp"), Some(123));
+        assert_eq!(leftover_pid("o.nc", "o.nc.pid9.ncrcat.tmp"), Some(9));
+        for other in [
+            "o.nc",
+            "o.nc.pid123.ncks",
+            "o.nc.pid.ncks.tmp",
+            "o.nc.pid12a.ncks.tmp",
+            "o.nc.pid012.ncks.tmp",
+            "o.nc.pid123.vim.tmp",
+            "xo.nc.pid123.ncks.tmp",
+            "o.nc.x.pid123.ncks.tmp",
+            "o.nc.pid123.ncks.tmp.keep",
+            "o.nc.pid99999999999999999999.ncks.tmp",
+        ] {
+            assert_eq!(leftover_pid("o.nc", other), None, "{other}");
+        }
+    }
+
+    /// The id of a process that has just exited (and been reaped).
+    fn dead_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn leftovers_of_dead_processes_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let dead = dead_pid();
+        let gone = d.join(format!("o.nc.pid{dead}.ncks.tmp"));
+        // pid 1 always exists; our own pid is the run itself.
+        let alive = d.join("o.nc.pid1.ncra.tmp");
+        let mine = d.join(format!("o.nc.pid{}.ncks.tmp", std::process::id()));
+        let other_output = d.join(format!("p.nc.pid{dead}.ncks.tmp"));
+        let not_ours = d.join(format!("o.nc.pid{dead}.editor.tmp"));
+        for p in [&gone, &alive, &mine, &other_output, &not_ours] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        let link = d.join(format!("o.nc.pid{}.ncwa.tmp", dead_pid()));
+        std::os::unix::fs::symlink(&alive, &link).unwrap();
+        let removed = remove_leftovers(d, &d.join("o.nc"));
+        assert_eq!(removed, vec![gone.clone()]);
+        assert!(!gone.exists());
+        for p in [&alive, &mine, &other_output, &not_ours, &link] {
+            assert!(
+                std::fs::symlink_metadata(p).is_ok(),
+                "{} was removed",
+                p.display()
+            );
+        }
+        // Planning a temporary output does the same.
+        std::fs::write(&gone, b"x").unwrap();
+        let t = TempOutput::new(d.join("o.nc").to_str().unwrap(), "ncks").unwrap();
+        assert!(!gone.exists());
+        drop(t);
+    }
+
+    #[test]
+    fn update_lock_serialises_updates_and_follows_a_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("o.nc");
+        std::fs::write(&f, b"1").unwrap();
+        let first = UpdateLock::acquire(&f, "ncks").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f2 = f.clone();
+        let waiter = std::thread::spawn(move || {
+            let l = UpdateLock::acquire(&f2, "ncks").unwrap();
+            // Granted only after the first update replaced the file: we see its result.
+            tx.send(std::fs::read(&f2).unwrap()).unwrap();
+            drop(l);
+        });
+        // The waiter cannot have the lock while we hold it.
+        assert!(rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err());
+        let new = dir.path().join("o.nc.new");
+        std::fs::write(&new, b"2").unwrap();
+        std::fs::rename(&new, &f).unwrap();
+        drop(first);
+        assert_eq!(rx.recv().unwrap(), b"2");
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn update_lock_of_a_missing_file_is_an_error() {
+        let e = UpdateLock::acquire("/nonexistent/o.nc", "ncks").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/o.nc"), "{e}");
     }
 
     #[test]

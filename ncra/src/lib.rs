@@ -203,6 +203,8 @@ struct Prepared {
     groups: usize,
     out_records: usize,
     appended: Option<Dataset>,
+    /// The `--rec_apn` output's lock, held until the new output replaces it.
+    lock: Option<output::UpdateLock>,
     base_records: usize,
 }
 
@@ -319,9 +321,15 @@ impl Ra<'_> {
         let mut meta = plan.meta;
         let procs = self.arithmetic(&vars, &rec_name, &mut meta);
         // --rec_apn: the existing output's records come first.
-        let appended = match cli.rec_apn && Path::new(&target.path).exists() {
-            true => Some(Dataset::open(&target.path.to_string_lossy())?),
-            false => None,
+        // The output is locked before it is read, so a concurrent --rec_apn into the
+        // same file waits for this one instead of losing its records.
+        let (lock, appended) = match cli.rec_apn && Path::new(&target.path).exists() {
+            true => {
+                let path = target.path.to_string_lossy();
+                let lock = output::UpdateLock::acquire(&*path, self.prog)?;
+                (Some(lock), Some(Dataset::open(&path)?))
+            }
+            false => (None, None),
         };
         let base_records = appended.as_ref().map_or(0, |a| {
             let m = a.meta();
@@ -347,6 +355,7 @@ impl Ra<'_> {
             groups,
             out_records,
             appended,
+            lock,
             base_records,
         })
     }
@@ -405,9 +414,14 @@ impl Ra<'_> {
     /// to read from (holding values read ahead for this output); otherwise one is made.
     /// Results that do not fit an integer output are its fill value, declared in the
     /// header ([`arith::write_declaring_fills`]), with one warning line per variable.
-    fn emit(&self, p: Prepared, view: Option<&multifile::Concat<'_>>) -> Result<Output> {
-        let out =
+    /// The `--rec_apn` lock moves from the plan into the output, held until it commits.
+    fn emit(&self, mut p: Prepared, view: Option<&multifile::Concat<'_>>) -> Result<Output> {
+        let lock = p.lock.take();
+        let mut out =
             arith::write_declaring_fills(self.prog, |declare| self.emit_once(&p, view, declare))?;
+        if let Some(l) = lock {
+            out.hold(l);
+        }
         // Close an appended-to output before the new one replaces it.
         drop(p);
         Ok(out)

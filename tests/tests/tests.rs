@@ -12,6 +12,7 @@ mod common;
 mod bench;
 mod casts;
 mod differential;
+mod faults;
 mod fixed;
 mod harness;
 mod nc4engine;

@@ -150,10 +150,21 @@ impl Output {
     /// into the existing file's ([`extract::merge_append`]: dimensions must agree in
     /// size, same-named variables are replaced).
     ///
+    /// Planning the temporary file removes leftovers of dead runs for the same output,
+    /// and an append holds the existing file's [`output::UpdateLock`] until the commit
+    /// ([`TempOutput::for_update`]).
+    ///
     /// Errors: an output folder that does not exist or is not writable, a merge that
     /// does not agree, and the writer's errors.
     pub fn create(target: &Target, mut meta: Meta) -> Result<Output> {
-        let tmp = TempOutput::new(&target.path.to_string_lossy(), &target.prog)?;
+        let path = target.path.to_string_lossy();
+        // An append locks the existing file before reading it, so a concurrent update
+        // waits for this one instead of losing it (released after the rename).
+        let tmp = if target.existing == Existing::Append {
+            TempOutput::for_update(&path, &target.prog)?
+        } else {
+            TempOutput::new(&path, &target.prog)?
+        };
         let merged = if target.existing == Existing::Append {
             let old = Dataset::open(&target.path.to_string_lossy())?;
             let (merged_meta, sources) = extract::merge_append(old.meta(), &meta)?;
@@ -283,6 +294,12 @@ impl Output {
         // Close the existing file before the new one replaces it.
         drop(merged);
         Ok(tmp)
+    }
+
+    /// Hold `lock` (of the existing file this output replaces, taken before it was
+    /// read: ncrcat's `--rec_apn`) until the output is committed or dropped.
+    pub fn hold(&mut self, lock: output::UpdateLock) {
+        self.tmp.hold(lock);
     }
 
     /// Finish the writer and move the temporary file over the destination.

@@ -213,10 +213,18 @@ impl Reader {
     }
 
     /// A positioned read of `out.len()` bytes at `off`, whatever the source.
+    ///
+    /// Errors: a file that ends before `off + out.len()` (truncated after it was opened,
+    /// e.g. by another process) is named with the byte it should reach.
     fn pread(&self, off: u64, out: &mut [u8]) -> Result<()> {
-        self.file
-            .read_exact_at(out, off)
-            .map_err(|e| Error::io(&self.path, e))
+        self.file.read_exact_at(out, off).map_err(|e| {
+            let e = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                truncated_while_reading(off + out.len() as u64)
+            } else {
+                e
+            };
+            Error::io(&self.path, e)
+        })
     }
 
     fn fetch(&self, off: u64, out: &mut [u8]) -> Result<()> {
@@ -801,8 +809,15 @@ impl Writer {
                 self.put(dst, &buf)?;
             } else {
                 self.flush_image()?;
-                copy_range(src.file(), *off, &self.file, dst, *len)
-                    .map_err(|e| Error::io(&self.path, e))?;
+                copy_range(src.file(), *off, &self.file, dst, *len).map_err(|e| {
+                    // A short source is the input's fault; anything else the output's.
+                    let at = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        &src.path
+                    } else {
+                        &self.path
+                    };
+                    Error::io(at, e)
+                })?;
             }
             if l.record {
                 self.numrecs = self.numrecs.max(i as u64 + 1);
@@ -867,14 +882,20 @@ fn copy_range(src: &File, src_off: u64, dst: &File, dst_off: u64, len: u64) -> s
             };
         }
         if n == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "source too short",
-            ));
+            return Err(truncated_while_reading(src_off + len));
         }
         done += n as u64;
     }
     Ok(())
+}
+
+/// The error of a read past the end of an input whose header said its data reaches
+/// byte `end`: the file shrank after it was opened.
+fn truncated_while_reading(end: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        format!("the file ends before byte {end}, where its data should reach: it was truncated while being read"),
+    )
 }
 
 fn copy_range_rw(src: &File, so: u64, dst: &File, d: u64, len: u64) -> std::io::Result<()> {
@@ -882,7 +903,13 @@ fn copy_range_rw(src: &File, so: u64, dst: &File, d: u64, len: u64) -> std::io::
     let mut done = 0u64;
     while done < len {
         let n = ((len - done) as usize).min(buf.len());
-        src.read_exact_at(&mut buf[..n], so + done)?;
+        src.read_exact_at(&mut buf[..n], so + done).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                truncated_while_reading(so + len)
+            } else {
+                e
+            }
+        })?;
         dst.write_all_at(&buf[..n], d + done)?;
         done += n as u64;
     }
