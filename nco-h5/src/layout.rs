@@ -12,31 +12,7 @@ use hdf5_reader::ByteOrder;
 use crate::filters::Filter;
 use crate::{Error, Result};
 
-/// Where one chunk is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Loc {
-    /// File offset of the stored (filtered) bytes; `u64::MAX` for a chunk never written
-    /// (read as the fill value).
-    pub addr: u64,
-    /// Stored size in bytes.
-    pub size: u64,
-    /// HDF5 filter mask: bit k set means filter k of the pipeline was skipped.
-    pub mask: u32,
-}
-
-impl Loc {
-    /// A chunk never written.
-    pub const UNALLOCATED: Loc = Loc {
-        addr: u64::MAX,
-        size: 0,
-        mask: 0,
-    };
-
-    /// Whether the chunk was ever written.
-    pub fn allocated(&self) -> bool {
-        self.addr != u64::MAX
-    }
-}
+pub use crate::locate::Loc;
 
 /// The class of a variable's elements, as far as the engine reads them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,7 +263,13 @@ pub fn describe(f: &hdf5_reader::Hdf5File, path: &str) -> Result<VarIndex> {
                     )?);
                 }
             }
-            var.locs = crate::locate::chunk_locs(f, &ds, layout, &var)?;
+            let grid = crate::locate::Grid {
+                shape: &var.shape,
+                chunk: &var.chunk,
+                elem: var.elem,
+                filtered: !var.filters.is_empty(),
+            };
+            var.locs = crate::locate::chunk_locs(f, &ds, layout, &grid)?;
         }
         DataLayout::Compact { .. } => {
             return Err(Error::Unsupported("compact storage".into()));

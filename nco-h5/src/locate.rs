@@ -7,8 +7,57 @@
 use hdf5_reader::chunk_index::{self, ChunkEntry};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 
-use crate::layout::{Loc, VarIndex};
 use crate::{Error, Result};
+
+/// Where one chunk is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// File offset of the stored (filtered) bytes; `u64::MAX` for a chunk never written
+    /// (read as the fill value).
+    pub addr: u64,
+    /// Stored size in bytes.
+    pub size: u64,
+    /// HDF5 filter mask: bit k set means filter k of the pipeline was skipped.
+    pub mask: u32,
+}
+
+impl Loc {
+    /// A chunk never written.
+    pub const UNALLOCATED: Loc = Loc {
+        addr: u64::MAX,
+        size: 0,
+        mask: 0,
+    };
+
+    /// Whether the chunk was ever written.
+    pub fn allocated(&self) -> bool {
+        self.addr != u64::MAX
+    }
+}
+
+/// The shape of a chunked dataset, as [`chunk_locs`] needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid<'a> {
+    /// Current shape (elements per dimension, slowest first).
+    pub shape: &'a [u64],
+    /// Chunk shape (same rank).
+    pub chunk: &'a [u64],
+    /// Bytes per element.
+    pub elem: usize,
+    /// Whether the dataset has a filter pipeline.
+    pub filtered: bool,
+}
+
+impl Grid<'_> {
+    /// Chunks per dimension.
+    fn counts(&self) -> Vec<u64> {
+        self.shape
+            .iter()
+            .zip(self.chunk)
+            .map(|(&n, &c)| n.div_ceil(c.max(1)))
+            .collect()
+    }
+}
 
 fn rs(e: hdf5_reader::error::Error) -> Error {
     Error::Corrupt(e.to_string())
@@ -19,7 +68,7 @@ fn rs(e: hdf5_reader::error::Error) -> Error {
 pub const MAX_GRID: u64 = 1 << 26;
 
 /// Every chunk location of dataset `ds` of `f`, whose layout message is `layout`, in
-/// row-major order of the grid of `v` (the dataset's shape and chunk shape). Chunks
+/// row-major order of the chunk grid `v` (the dataset's shape and chunk shape). Chunks
 /// never written stay unallocated; index entries outside the current grid (left by a
 /// shrunk extent) are ignored.
 ///
@@ -29,7 +78,7 @@ pub fn chunk_locs(
     f: &hdf5_reader::Hdf5File,
     ds: &hdf5_reader::Dataset,
     layout: &DataLayout,
-    v: &VarIndex,
+    v: &Grid,
 ) -> Result<Vec<Loc>> {
     let DataLayout::Chunked {
         address,
@@ -46,7 +95,7 @@ pub fn chunk_locs(
     if dims.len() == rank + 1 {
         dims.pop();
     }
-    let grid = v.grid();
+    let grid = v.counts();
     let total = grid
         .iter()
         .try_fold(1u64, |a, &n| a.checked_mul(n))
@@ -111,7 +160,7 @@ pub fn chunk_locs(
         .map_err(rs)?,
         Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
             address,
-            &v.shape,
+            v.shape,
             &dims,
             v.elem,
             None,
@@ -120,7 +169,7 @@ pub fn chunk_locs(
         .map_err(rs)?,
         Some(ChunkIndexing::FixedArray { .. }) => {
             hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
-                storage, address, os, ls, &v.shape, &dims, None,
+                storage, address, os, ls, v.shape, &dims, None,
             )
             .map_err(rs)?
         }
@@ -130,7 +179,7 @@ pub fn chunk_locs(
                 address,
                 os,
                 ls,
-                &v.shape,
+                v.shape,
                 ds.max_dims(),
                 &dims,
                 None,
@@ -138,21 +187,21 @@ pub fn chunk_locs(
             .map_err(rs)?
         }
     };
-    let unfiltered = v.chunk_bytes() as u64;
+    let unfiltered = v.chunk.iter().product::<u64>() * v.elem as u64;
     for e in entries {
         if e.offsets.len() < rank {
             return Err(Error::Corrupt("chunk index entry of the wrong rank".into()));
         }
         let mut lin = 0u64;
         let mut inside = true;
-        for ((&off, &ch), &n) in e.offsets.iter().zip(&v.chunk).zip(&grid) {
+        for ((&off, &ch), &n) in e.offsets.iter().zip(v.chunk).zip(&grid) {
             let c = off / ch;
             inside &= off % ch == 0 && c < n;
             lin = lin * n + c;
         }
         if inside {
             // Unfiltered indexes may record no size: the chunk is its decoded size.
-            let size = if e.size == 0 && v.filters.is_empty() {
+            let size = if e.size == 0 && !v.filtered {
                 unfiltered
             } else {
                 e.size
