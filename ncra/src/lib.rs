@@ -196,7 +196,6 @@ struct Prepared {
     vars: Vec<usize>,
     sel: Selection,
     picks: Vec<multifile::RecordPick>,
-    rec_name: String,
     meta: Meta,
     procs: Vec<Option<ProcVar>>,
     weights: Weights,
@@ -206,6 +205,8 @@ struct Prepared {
     /// The `--rec_apn` output's lock, held until the new output replaces it.
     lock: Option<output::UpdateLock>,
     base_records: usize,
+    /// The later files' time values in the first file's units and calendar.
+    times: multifile::TimeAlign,
 }
 
 impl Prepared {
@@ -294,6 +295,7 @@ impl Ra<'_> {
         let rec_name = first.dims[rec].name.clone();
         multifile::check_record_dims(sets, &rec_name)?;
         let picks = multifile::pick_records_in(sets, specs, &rec_name, cli.std.slab.fortran)?;
+        let times = multifile::TimeAlign::of(sets, &rec_name)?;
         let fixed_specs: Vec<_> = specs
             .iter()
             .filter(|s| s.dim != rec_name)
@@ -319,7 +321,8 @@ impl Ra<'_> {
         rec_sel.dims[rec] = Some((0..out_records).collect());
         let plan = target.plan_extract(first, &vars, &rec_sel, &RecordChange::default())?;
         let mut meta = plan.meta;
-        let procs = self.arithmetic(&vars, &rec_name, &mut meta);
+        times.promote(first, &mut meta);
+        let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
         // --rec_apn: the existing output's records come first.
         // The output is locked before it is read, so a concurrent --rec_apn into the
         // same file waits for this one instead of losing its records.
@@ -348,7 +351,6 @@ impl Ra<'_> {
             vars,
             sel,
             picks,
-            rec_name,
             meta,
             procs,
             weights,
@@ -357,6 +359,7 @@ impl Ra<'_> {
             appended,
             lock,
             base_records,
+            times,
         })
     }
 
@@ -387,7 +390,13 @@ impl Ra<'_> {
     /// The arithmetic plans of ncra's computed variables (numeric record variables;
     /// none for ncrcat), their definitions put into the planned `meta` with
     /// `cell_methods` on the record dimension `rec_name`.
-    fn arithmetic(&self, vars: &[usize], rec_name: &str, meta: &mut Meta) -> Vec<Option<ProcVar>> {
+    fn arithmetic(
+        &self,
+        vars: &[usize],
+        rec_name: &str,
+        times: &multifile::TimeAlign,
+        meta: &mut Meta,
+    ) -> Vec<Option<ProcVar>> {
         let cli = self.cli;
         let first = self.sets[0].meta();
         let mut procs: Vec<Option<ProcVar>> = vec![None; vars.len()];
@@ -398,6 +407,15 @@ impl Ra<'_> {
             }
             let mut pv = arith::prepare(first, v, cli.arith.hdf_upk);
             pv.place_as(&meta.vars[o]);
+            let ty = times.output_type(v, pv.out.ty);
+            if ty != pv.out.ty {
+                // An integer time whose later values are not whole numbers: NC_DOUBLE.
+                pv.out.ty = ty;
+                nco_core::fill::convert_fill_attrs(&mut pv.out, ty);
+                pv.out_fill = nco_core::fill::fill_value(&pv.out)
+                    .unwrap_or_else(|| nco_core::fill::default_fill(ty));
+                pv.overflow = nco_core::kernels::cast::Overflow::Fill;
+            }
             if !cli.no_cell_methods {
                 let coord = first.is_coord_var(var);
                 let method = if coord { Op::Avg } else { self.op }.cell_method();
@@ -449,7 +467,7 @@ impl Ra<'_> {
         let cc = match view {
             Some(c) => c,
             None => {
-                own = concat_view(sets, &p.picks, &p.rec_name, self.concat);
+                own = concat_view(sets, &p.picks, p.times.clone());
                 &own
             }
         };
@@ -523,6 +541,10 @@ impl Ra<'_> {
                 let w = record_weight(&p.weights, ds, pick)?;
                 // The record coordinate is averaged without weights.
                 let w = if coord { 1.0 } else { w };
+                if p.times.get(pick.file, v).is_some() {
+                    self.add_converted(&mut acc, p, pick.file, v, vid, &idx, pv, w)?;
+                    continue;
+                }
                 let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
                 arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack, w, &mut buf)?;
             }
@@ -548,6 +570,44 @@ impl Ra<'_> {
             chunks.push((p.base_records + g, vals));
         }
         Ok((chunks, casts))
+    }
+}
+
+impl Ra<'_> {
+    /// Add the values of time variable `v` (of the first input; `vid` in input `file`)
+    /// under `idx` into `acc`, converted to the first input's units and calendar
+    /// ([`multifile::TimeAlign`]): read with the input's own fill value and packing, as
+    /// a packing composed with the conversion when it is affine, through dates
+    /// otherwise.
+    ///
+    /// Errors: read errors, a date the first input's calendar lacks.
+    #[allow(clippy::too_many_arguments)]
+    fn add_converted(
+        &self,
+        acc: &mut Accum,
+        p: &Prepared,
+        file: usize,
+        v: usize,
+        vid: usize,
+        idx: &[Vec<usize>],
+        pv: &ProcVar,
+        w: f64,
+    ) -> Result<()> {
+        let ds = &self.sets[file];
+        let own = &ds.meta().vars[vid];
+        let own_fill = nco_core::fill::fill_value(own);
+        let own_pack = nco_core::packing::packing_of(own, self.cli.arith.hdf_upk);
+        if let Some(pk) = p.times.as_packing(file, v, own_pack.as_ref(), pv.out.ty) {
+            let mut buf = Vec::new();
+            return arith::accumulate_from(acc, ds, vid, idx, own_fill, Some(&pk), w, &mut buf);
+        }
+        let x = ds.read(vid, idx)?;
+        let miss = own_fill.map(|_| pv.out_fill);
+        let mut f =
+            nco_core::kernels::to_f64_unpacked(&x, own_fill, own_pack.as_ref(), pv.out_fill);
+        p.times.convert(file, v, &own.name, &mut f, miss)?;
+        nco_core::kernels::add_elementwise(acc, &Values::Double(f), miss, None, w);
+        Ok(())
     }
 }
 
@@ -612,24 +672,15 @@ fn records_appended(a: &Dataset, target: &Target, planned: &Meta, records: usize
     Ok(am)
 }
 
-/// The concatenated view of the inputs ncrcat reads from (records rebased to the first
-/// file's time units); ncra copies non-arithmetic record variables without rebasing.
+/// The concatenated view of the inputs ncrcat reads from (time values converted to the
+/// first file's units and calendar by `times`; ncra reads its non-arithmetic record
+/// variables through it).
 fn concat_view<'a>(
     sets: &'a [Dataset],
     picks: &'a [multifile::RecordPick],
-    rec_name: &str,
-    concat: bool,
+    times: multifile::TimeAlign,
 ) -> multifile::Concat<'a> {
-    multifile::Concat {
-        sets,
-        picks,
-        rebase: if concat {
-            multifile::rebase_factors(sets, rec_name)
-        } else {
-            Vec::new()
-        },
-        ahead: Default::default(),
-    }
+    multifile::Concat::new(sets, picks, times)
 }
 
 impl Ra<'_> {
@@ -688,15 +739,12 @@ impl Ra<'_> {
             };
             view_of.push(g);
         }
-        let rec_name = preps
-            .first()
-            .map(|p| p.rec_name.clone())
-            .unwrap_or_default();
+        let times = preps.first().map(|p| p.times.clone()).unwrap_or_default();
         let views: Vec<multifile::Concat<'_>> = record_sets
             .iter()
-            .map(|picks| concat_view(sets, picks, &rec_name, true))
+            .map(|picks| concat_view(sets, picks, times.clone()))
             .collect();
-        stations::write_in_batches(
+        let written = stations::write_in_batches(
             first,
             preps,
             &stations::ReadAheadPlan {
@@ -711,7 +759,11 @@ impl Ra<'_> {
                     .and_then(Output::finish)
                     .map_err(on_line(stations_list[s].line))
             },
-        )
+        );
+        for w in views.iter().flat_map(multifile::Concat::warnings) {
+            eprintln!("{}: {w}", self.prog);
+        }
+        written
     }
 
     /// ncrcat's station form: one output (`-o`) with a station dimension, the records
@@ -766,10 +818,15 @@ impl Ra<'_> {
             ..Provenance::default()
         };
         plan.meta.format = target.format.unwrap_or(first.format);
-        let concat = concat_view(sets, &picks, &rec_name, true);
+        let times = multifile::TimeAlign::of(sets, &rec_name)?;
+        times.promote(first, &mut plan.meta);
+        let concat = concat_view(sets, &picks, times);
         let mut out = Output::create(&target, plan.meta.clone())?;
         let read = |v: usize, idx: &[Vec<usize>]| concat.read(v, idx);
         stations::write_station_form(&plan, stations_list, first, &base, &read, out.writer())?;
+        for w in concat.warnings() {
+            eprintln!("{}: {w}", self.prog);
+        }
         out.commit()
     }
 }

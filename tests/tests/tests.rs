@@ -28,3 +28,4 @@ mod ncra;
 mod ncrename;
 mod ncwa;
 mod stations;
+mod times;

@@ -1,8 +1,18 @@
 //! Dates in CF time units (`hours since 1900-01-01 00:00:0.0`): enough of UDUnits for
-//! date-valued hyperslab bounds and for rebasing record coordinates across files.
+//! date-valued hyperslab bounds and for converting time values between files.
 //!
 //! Calendars (CF conventions §4.4.1): `standard`/`gregorian`/`proleptic_gregorian`
-//! (treated as proleptic Gregorian), `noleap`/`365_day`, `all_leap`/`366_day`, `360_day`.
+//! (treated as proleptic Gregorian), `julian`, `noleap`/`365_day`, `all_leap`/`366_day`,
+//! `360_day`; a missing `calendar` attribute is `standard`. Units are `second`,
+//! `minute`, `hour`, `day` and `week` (with plurals and abbreviations) since a date;
+//! `month` and `year`, whose length UDUnits fixes at a twelfth of a tropical year,
+//! are not taken (CF advises against them), so a conversion that needs them fails.
+//!
+//! [`TimeConversion`] converts values from one file's units and calendar to another's
+//! (ncra, ncrcat across files): within one calendar it is affine (`x * factor +
+//! offset`); between calendars it goes through the date (day and time of day), and a
+//! date the target calendar lacks (30 February into `standard`, 29 February into
+//! `noleap`) is an error.
 
 /// A broken-down date and time (time zone already applied: UTC).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,13 +133,264 @@ pub fn date_to_value(date: &str, units: &str, calendar: Option<&str>) -> Option<
     Some(days * 86_400.0 / secs)
 }
 
-/// Factor and offset that convert values in `from` units to `to` units
-/// (`to_value = from_value * factor + offset`), `None` when either is not a time unit.
-pub fn rebase(from: &str, to: &str, calendar: Option<&str>) -> Option<(f64, f64)> {
-    let (fs, fref) = parse_units(from)?;
-    let (ts, tref) = parse_units(to)?;
-    let offset_days = day_number(&fref, calendar) - day_number(&tref, calendar);
-    Some((fs / ts, offset_days * 86_400.0 / ts))
+/// A CF calendar (§4.4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Calendar {
+    /// `standard`, `gregorian`, `proleptic_gregorian` (all proleptic Gregorian here).
+    Standard,
+    /// `julian`.
+    Julian,
+    /// `noleap`, `365_day`.
+    NoLeap,
+    /// `all_leap`, `366_day`.
+    AllLeap,
+    /// `360_day`.
+    Day360,
+}
+
+impl Calendar {
+    /// The calendar an attribute names (`None` attribute: `standard`); `None` for a name
+    /// this module does not know (`none`, a misspelling).
+    pub fn parse(name: Option<&str>) -> Option<Calendar> {
+        let name = name.map_or("standard".to_string(), |n| n.trim().to_ascii_lowercase());
+        Some(match name.as_str() {
+            "standard" | "gregorian" | "proleptic_gregorian" | "" => Calendar::Standard,
+            "julian" => Calendar::Julian,
+            "noleap" | "365_day" | "no_leap" => Calendar::NoLeap,
+            "all_leap" | "366_day" => Calendar::AllLeap,
+            "360_day" => Calendar::Day360,
+            _ => return None,
+        })
+    }
+
+    fn days_in_month(self, year: i64, month: i64) -> i64 {
+        const LEN: [i64; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let leap = match self {
+            Calendar::Standard => (year % 4 == 0 && year % 100 != 0) || year % 400 == 0,
+            Calendar::Julian => year.rem_euclid(4) == 0,
+            Calendar::NoLeap => false,
+            Calendar::AllLeap => true,
+            Calendar::Day360 => return 30,
+        };
+        LEN[(month - 1) as usize] + i64::from(month == 2 && leap)
+    }
+
+    /// Day number of a date (any fixed origin per calendar); `None` when the date does
+    /// not exist in the calendar.
+    fn day(self, year: i64, month: i64, day: i64) -> Option<i64> {
+        const CUM: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+        if !(1..=12).contains(&month) || day < 1 || day > self.days_in_month(year, month) {
+            return None;
+        }
+        Some(match self {
+            Calendar::Standard => days_from_civil(year, month, day),
+            Calendar::Julian => {
+                // Julian day number (Richards' algorithm), shifted to 1970-01-01 Gregorian.
+                let a = (14 - month) / 12;
+                let y = year + 4800 - a;
+                let m = month + 12 * a - 3;
+                day + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - 32_083 - 2_440_588
+            }
+            Calendar::NoLeap => year * 365 + CUM[(month - 1) as usize] + day - 1,
+            Calendar::AllLeap => {
+                year * 366 + CUM[(month - 1) as usize] + i64::from(month > 2) + day - 1
+            }
+            Calendar::Day360 => year * 360 + (month - 1) * 30 + day - 1,
+        })
+    }
+
+    /// The date of day number `n` (the inverse of `day`).
+    fn date(self, n: i64) -> (i64, i64, i64) {
+        let from_year_day = |year: i64, mut doy: i64, cal: Calendar| {
+            let mut month = 1;
+            while doy >= cal.days_in_month(year, month) {
+                doy -= cal.days_in_month(year, month);
+                month += 1;
+            }
+            (year, month, doy + 1)
+        };
+        match self {
+            Calendar::Standard => civil_from_days(n),
+            Calendar::Julian => {
+                let c = n + 2_440_588 + 32_082;
+                let d = (4 * c + 3).div_euclid(1461);
+                let e = c - (1461 * d).div_euclid(4);
+                let m = (5 * e + 2) / 153;
+                let day = e - (153 * m + 2) / 5 + 1;
+                let month = m + 3 - 12 * (m / 10);
+                (d - 4800 + m / 10, month, day)
+            }
+            Calendar::NoLeap => from_year_day(n.div_euclid(365), n.rem_euclid(365), self),
+            Calendar::AllLeap => from_year_day(n.div_euclid(366), n.rem_euclid(366), self),
+            Calendar::Day360 => {
+                let (y, r) = (n.div_euclid(360), n.rem_euclid(360));
+                (y, r / 30 + 1, r % 30 + 1)
+            }
+        }
+    }
+}
+
+/// Gregorian date of day number `n` (days since 1970-01-01; H. Hinnant's algorithm).
+fn civil_from_days(n: i64) -> (i64, i64, i64) {
+    let z = n + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// CF time units with their calendar: `<unit> since <date>`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeUnits {
+    /// Seconds in one unit.
+    pub unit_seconds: f64,
+    /// The reference date.
+    pub reference: DateTime,
+    /// The calendar.
+    pub calendar: Calendar,
+}
+
+impl TimeUnits {
+    /// Parse `units` and the `calendar` attribute; `None` when `units` are not time
+    /// units this module knows or the calendar is unknown.
+    pub fn parse(units: &str, calendar: Option<&str>) -> Option<TimeUnits> {
+        let (unit_seconds, reference) = parse_units(units)?;
+        Some(TimeUnits {
+            unit_seconds,
+            reference,
+            calendar: Calendar::parse(calendar)?,
+        })
+    }
+
+    /// Days (with fraction) since the calendar's origin of the reference date.
+    fn reference_day(&self) -> Option<f64> {
+        let r = &self.reference;
+        let d = self.calendar.day(r.year, r.month, r.day)?;
+        Some(d as f64 + r.seconds / 86_400.0)
+    }
+}
+
+/// A conversion of time values from one file's units and calendar to another's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeConversion {
+    /// The same units and calendar.
+    Identity,
+    /// `x * factor + offset` (the same calendar, other units or reference dates).
+    Affine {
+        /// Ratio of the unit lengths.
+        factor: f64,
+        /// The source reference date in target units.
+        offset: f64,
+    },
+    /// Through the date: the calendars differ.
+    ByDate {
+        /// Source units.
+        from: TimeUnits,
+        /// Target units.
+        to: TimeUnits,
+    },
+}
+
+/// Why a time conversion cannot be made.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TimeError {
+    /// The units or calendar on one side are not known time units (their description).
+    Units(String),
+    /// A value whose date does not exist in the target calendar (`YYYY-MM-DD`).
+    NoSuchDate(String),
+}
+
+impl std::fmt::Display for TimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeError::Units(u) => write!(f, "cannot convert {u}"),
+            TimeError::NoSuchDate(d) => write!(f, "is {d}, a date the target calendar lacks"),
+        }
+    }
+}
+
+impl TimeConversion {
+    /// The conversion from values in (`from_units`, `from_calendar`) to values in
+    /// (`to_units`, `to_calendar`) (the `units` and `calendar` attributes as written).
+    ///
+    /// Errors: either side's units are not time units ([`TimeUnits::parse`]) or name
+    /// an unknown calendar, or a reference date does not exist in its calendar.
+    pub fn new(
+        from_units: &str,
+        from_calendar: Option<&str>,
+        to_units: &str,
+        to_calendar: Option<&str>,
+    ) -> Result<TimeConversion, TimeError> {
+        let side = |u: &str, c: Option<&str>| {
+            TimeUnits::parse(u, c).ok_or_else(|| {
+                TimeError::Units(match c {
+                    Some(c) => format!("time units \"{u}\" with calendar \"{c}\""),
+                    None => format!("time units \"{u}\""),
+                })
+            })
+        };
+        let (from, to) = (
+            side(from_units, from_calendar)?,
+            side(to_units, to_calendar)?,
+        );
+        let bad_ref = |t: &TimeUnits| {
+            let r = t.reference;
+            TimeError::NoSuchDate(format!("{:04}-{:02}-{:02}", r.year, r.month, r.day))
+        };
+        let (fd, td) = (
+            from.reference_day().ok_or_else(|| bad_ref(&from))?,
+            to.reference_day().ok_or_else(|| bad_ref(&to))?,
+        );
+        if from.calendar != to.calendar {
+            return Ok(TimeConversion::ByDate { from, to });
+        }
+        let factor = from.unit_seconds / to.unit_seconds;
+        let offset = (fd - td) * 86_400.0 / to.unit_seconds;
+        Ok(if factor == 1.0 && offset == 0.0 {
+            TimeConversion::Identity
+        } else {
+            TimeConversion::Affine { factor, offset }
+        })
+    }
+
+    /// Convert one value. NaN and infinities stay as they are.
+    ///
+    /// Errors: across calendars, a date the target calendar lacks.
+    pub fn apply(&self, x: f64) -> Result<f64, TimeError> {
+        match *self {
+            TimeConversion::Identity => Ok(x),
+            TimeConversion::Affine { factor, offset } => Ok(x * factor + offset),
+            TimeConversion::ByDate { from, to } => {
+                if !x.is_finite() {
+                    return Ok(x);
+                }
+                let fd = from.reference_day().unwrap_or(0.0);
+                let td = to.reference_day().unwrap_or(0.0);
+                let days = fd + x * from.unit_seconds / 86_400.0;
+                let day = days.floor();
+                let frac = days - day;
+                let (y, m, d) = from.calendar.date(day as i64);
+                let there = to
+                    .calendar
+                    .day(y, m, d)
+                    .ok_or_else(|| TimeError::NoSuchDate(format!("{y:04}-{m:02}-{d:02}")))?;
+                Ok((there as f64 + frac - td) * 86_400.0 / to.unit_seconds)
+            }
+        }
+    }
+
+    /// `(factor, offset)` when the conversion is affine (the identity is `(1, 0)`).
+    pub fn affine(&self) -> Option<(f64, f64)> {
+        match *self {
+            TimeConversion::Identity => Some((1.0, 0.0)),
+            TimeConversion::Affine { factor, offset } => Some((factor, offset)),
+            TimeConversion::ByDate { .. } => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -150,12 +411,15 @@ mod tests {
     }
 
     #[test]
-    fn rebase_with_time_zone() {
-        let (f, o) = rebase(
+    fn conversion_with_time_zone() {
+        let (f, o) = TimeConversion::new(
             "days since 1964-03-22 12:09:00 -9:00",
+            None,
             "days since 1964-03-12",
             None,
         )
+        .unwrap()
+        .affine()
         .unwrap();
         assert_eq!(f, 1.0);
         assert!((o - (10.0 + (12.0 * 3600.0 + 540.0 + 9.0 * 3600.0) / 86_400.0)).abs() < 1e-9);
@@ -174,5 +438,107 @@ mod tests {
             1.0
         );
         assert!(parse_date("not a date").is_none());
+    }
+
+    #[test]
+    fn conversions_between_units_and_epochs() {
+        // hours since 2000-03-01 into days since 2000-01-01 (2000 is a leap year).
+        let c = TimeConversion::new(
+            "hours since 2000-03-01",
+            Some("standard"),
+            "days since 2000-01-01",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.affine(), Some((1.0 / 24.0, 60.0)));
+        assert_eq!(c.apply(372.0), Ok(75.5));
+        // Days since another epoch into hours: no truncation of the fraction.
+        let c = TimeConversion::new(
+            "days since 2000-01-01",
+            None,
+            "hours since 2000-03-01 06:00:00",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.apply(15.5), Ok(-1074.0));
+        let same = TimeConversion::new(
+            "days since 2000-01-01",
+            Some("gregorian"),
+            "days since 2000-01-01 00:00:00",
+            Some("proleptic_gregorian"),
+        );
+        assert_eq!(same, Ok(TimeConversion::Identity));
+        assert!(matches!(
+            TimeConversion::new(
+                "months since 2000-01-01",
+                None,
+                "days since 2000-01-01",
+                None
+            ),
+            Err(TimeError::Units(_))
+        ));
+        assert!(TimeConversion::new(
+            "days since 2000-01-01",
+            Some("lunar"),
+            "days since 2000-01-01",
+            None
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn conversions_between_calendars_go_through_the_date() {
+        // Day 59 of noleap 2000 is 1 March, day 60 of the leap year 2000.
+        let c = TimeConversion::new(
+            "days since 2000-01-01",
+            Some("noleap"),
+            "days since 2000-01-01",
+            Some("standard"),
+        )
+        .unwrap();
+        assert_eq!(c.apply(59.0), Ok(60.0));
+        assert_eq!(c.apply(365.25), Ok(366.25), "2001-01-01 06:00");
+        // 360_day: day 59 is 30 February, which the standard calendar lacks.
+        let c = TimeConversion::new(
+            "days since 2000-01-01",
+            Some("360_day"),
+            "days since 2000-01-01",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.apply(360.0), Ok(366.0));
+        assert_eq!(
+            c.apply(59.0),
+            Err(TimeError::NoSuchDate("2000-02-30".into()))
+        );
+        // Julian: 1900 is a leap year there, not in the Gregorian calendar; the
+        // calendars are 13 days apart in 1900-2099.
+        let j = TimeConversion::new(
+            "days since 1900-01-01",
+            Some("julian"),
+            "days since 1900-01-01",
+            Some("standard"),
+        )
+        .unwrap();
+        assert_eq!(j.apply(0.0), Ok(0.0), "same label, same day number offset");
+        assert!(Calendar::Julian.day(1900, 2, 29).is_some());
+        assert_eq!(Calendar::Standard.day(1900, 2, 29), None);
+        for cal in [
+            Calendar::Standard,
+            Calendar::Julian,
+            Calendar::NoLeap,
+            Calendar::AllLeap,
+            Calendar::Day360,
+        ] {
+            for n in [-800_000, -1, 0, 59, 365, 366, 10_000, 800_000] {
+                let (y, m, d) = cal.date(n);
+                assert_eq!(cal.day(y, m, d), Some(n), "{cal:?} {n}");
+            }
+        }
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(
+            Calendar::Julian.date(Calendar::Standard.day(1582, 10, 15).unwrap()),
+            (1582, 10, 5)
+        );
     }
 }

@@ -17,8 +17,10 @@ use std::io::Read;
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::model::{Attr, Meta};
+use crate::rules::calendar::{Calendar, TimeConversion};
 use crate::rules::hyperslab::{self, Bound, DimInfo, HyperslabSpec};
-use crate::types::Values;
+use crate::rules::packing::Packing;
+use crate::types::{NcType, Values};
 
 /// Expand `-n nbr,dgt,inc` from the first input name.
 ///
@@ -423,40 +425,372 @@ pub fn pick_records(
     Ok(out)
 }
 
+/// The time-valued variables of multi-file inputs and how each later file's values
+/// convert to the first file's units and calendar, before any arithmetic or
+/// concatenation (ncra, ncrcat): the record coordinate and the variables its `bounds`
+/// and `climatology` attributes name in the first file (CF §7.1, §7.4). A variable's
+/// units and calendar are its own attributes, or else the record coordinate's in the
+/// same file (CF bounds inherit them). Values are converted in double precision
+/// ([`crate::rules::calendar::TimeConversion`]), so an integer time of one file meets a
+/// double time of another without truncation.
+#[derive(Clone, Debug, Default)]
+pub struct TimeAlign {
+    /// (file, variable in the first file, conversion), the non-identity ones only.
+    conv: Vec<(usize, usize, TimeConversion)>,
+    /// The input paths, for messages.
+    paths: Vec<String>,
+    /// Integer time variables of the first file written in NC_DOUBLE.
+    promoted: Vec<usize>,
+}
+
+impl TimeAlign {
+    /// The conversions of `sets` (record dimension `rec_name`).
+    ///
+    /// Errors: time units (`... since ...`) or a calendar that cannot be converted to
+    /// the first file's (naming the file, the variable and both units), or a conversion
+    /// needed on a packed variable.
+    pub fn of(sets: &[Dataset], rec_name: &str) -> Result<TimeAlign> {
+        let first = sets[0].meta();
+        let Some(rec) = first.var_id(rec_name) else {
+            return Ok(TimeAlign::default());
+        };
+        let mut names = vec![rec_name.to_string()];
+        for a in ["bounds", "climatology"] {
+            if let Some(b) = first.vars[rec].attr_text(a) {
+                let b = b.trim().to_string();
+                if first.var_id(&b).is_some() && !names.contains(&b) {
+                    names.push(b);
+                }
+            }
+        }
+        // Units and calendar of variable `name` in `m`, inherited from the record
+        // coordinate when absent.
+        let attrs = |m: &Meta, name: &str| {
+            let own = m.var(name);
+            let coord = m.var(rec_name);
+            let get = |a: &str| {
+                own.and_then(|v| v.attr_text(a))
+                    .or_else(|| coord.and_then(|v| v.attr_text(a)))
+            };
+            (get("units"), get("calendar"))
+        };
+        let mut conv = Vec::new();
+        for (f, ds) in sets.iter().enumerate().skip(1) {
+            let m = ds.meta();
+            for name in &names {
+                let Some(vid) = m.var_id(name) else { continue };
+                let (tu, tc) = attrs(first, name);
+                let (fu, fc) = attrs(m, name);
+                let (Some(tu), Some(fu)) = (tu, fu) else {
+                    continue;
+                };
+                if tu == fu && Calendar::parse(tc.as_deref()) == Calendar::parse(fc.as_deref()) {
+                    continue;
+                }
+                let is_time = |u: &str| u.to_ascii_lowercase().contains(" since ");
+                if !is_time(&tu) && !is_time(&fu) {
+                    // Other units (not time): left as they are, as NCO does.
+                    continue;
+                }
+                let c =
+                    TimeConversion::new(&fu, fc.as_deref(), &tu, tc.as_deref()).map_err(|e| {
+                        Error::var(
+                            name,
+                            format!(
+                                "in {}: {e} to the first file's \"{tu}\"{} ({})",
+                                ds.path(),
+                                tc.as_deref()
+                                    .map(|c| format!(" with calendar \"{c}\""))
+                                    .unwrap_or_default(),
+                                sets[0].path()
+                            ),
+                        )
+                    })?;
+                if c == TimeConversion::Identity {
+                    continue;
+                }
+                if crate::rules::packing::packing_of(&m.vars[vid], false).is_some() {
+                    return Err(Error::var(
+                        name,
+                        format!(
+                            "in {} is packed and its time units differ from the first file's; unpack it first (ncpdq -U)",
+                            ds.path()
+                        ),
+                    ));
+                }
+                let v = first.var_id(name).unwrap_or(rec);
+                conv.push((f, v, c));
+            }
+        }
+        let mut align = TimeAlign {
+            conv,
+            paths: sets.iter().map(|d| d.path().to_string()).collect(),
+            promoted: Vec::new(),
+        };
+        // An integer time of the first file takes the later files' values exactly: in
+        // NC_DOUBLE when one of them, in the first file's units, is not a whole number
+        // (NCO 5.1.4 rounds it into the integer type, a 12-hour error for a half day).
+        // The record coordinate and its bounds go together (all integer ones become
+        // NC_DOUBLE), so that ncra's mean bounds stay those of its mean time. Time
+        // variables are small (one value or two per record): read whole.
+        let ints: Vec<usize> = names
+            .iter()
+            .filter_map(|n| first.var_id(n))
+            .filter(|&v| first.vars[v].ty.is_numeric() && !first.vars[v].ty.is_float())
+            .collect();
+        let mut inexact = false;
+        'vars: for &v in &ints {
+            let name = &first.vars[v].name;
+            for (f, ds) in sets.iter().enumerate().skip(1) {
+                let m = ds.meta();
+                let Some(vid) = m.var_id(name) else { continue };
+                if !m.vars[vid].ty.is_float() && align.get(f, v).is_none() {
+                    continue;
+                }
+                let own_fill = crate::rules::fill::fill_value(&m.vars[vid]);
+                let mut x = ds.read_all(vid)?.to_f64_vec().unwrap_or_default();
+                align.convert(f, v, name, &mut x, own_fill)?;
+                if x.iter()
+                    .any(|&e| Some(e) != own_fill && e.is_finite() && e.fract() != 0.0)
+                {
+                    inexact = true;
+                    break 'vars;
+                }
+            }
+        }
+        if inexact {
+            align.promoted = ints;
+        }
+        Ok(align)
+    }
+
+    /// The output type of time variable `var` (index in the first file) of type `ty`
+    /// in the first file: NC_DOUBLE when the first file's type is an integer type that
+    /// cannot hold a later file's values, `ty` otherwise.
+    pub fn output_type(&self, var: usize, ty: NcType) -> NcType {
+        if self.promoted.contains(&var) {
+            NcType::Double
+        } else {
+            ty
+        }
+    }
+
+    /// The variables (indices in the first file) written in NC_DOUBLE instead of the
+    /// first file's integer type ([`TimeAlign::output_type`]).
+    pub fn promoted(&self) -> &[usize] {
+        &self.promoted
+    }
+
+    /// Give the promoted variables of the output definition `out` (found by name)
+    /// their NC_DOUBLE type, fill attributes converted.
+    pub fn promote(&self, first: &Meta, out: &mut Meta) {
+        for &v in &self.promoted {
+            if let Some(o) = out.var_id(&first.vars[v].name) {
+                let var = &mut out.vars[o];
+                var.ty = NcType::Double;
+                crate::rules::fill::convert_fill_attrs(var, NcType::Double);
+            }
+        }
+    }
+
+    /// The conversion of variable `var` (index in the first file) of file `file`;
+    /// `None` when its values are already in the first file's units.
+    pub fn get(&self, file: usize, var: usize) -> Option<&TimeConversion> {
+        self.conv
+            .iter()
+            .find(|(f, v, _)| *f == file && *v == var)
+            .map(|c| &c.2)
+    }
+
+    /// True when some file's values of `var` need converting.
+    pub fn converts(&self, var: usize) -> bool {
+        self.conv.iter().any(|c| c.1 == var)
+    }
+
+    /// True when nothing needs converting.
+    pub fn is_empty(&self) -> bool {
+        self.conv.is_empty()
+    }
+
+    /// For an affine conversion, the packing that reads file `file`'s stored values of
+    /// `var` straight into the first file's units (composed with the variable's own
+    /// `pack`, if any): what ncra's accumulators take. `None` when nothing converts
+    /// or the conversion goes through dates ([`TimeAlign::convert`]).
+    pub fn as_packing(
+        &self,
+        file: usize,
+        var: usize,
+        pack: Option<&Packing>,
+        unpacked_type: NcType,
+    ) -> Option<Packing> {
+        let (factor, offset) = self.get(file, var)?.affine()?;
+        let (sf, ao, hdf) =
+            pack.map_or((1.0, 0.0, false), |p| (p.scale_factor, p.add_offset, p.hdf));
+        // (sf * x + ao) * factor + offset, or with --hdf_upk sf * (x - ao) * factor + offset.
+        Some(if hdf {
+            Packing {
+                scale_factor: sf * factor,
+                add_offset: ao - offset / (sf * factor),
+                unpacked_type,
+                hdf: true,
+            }
+        } else {
+            Packing {
+                scale_factor: sf * factor,
+                add_offset: ao * factor + offset,
+                unpacked_type,
+                hdf: false,
+            }
+        })
+    }
+
+    /// Convert values of `var` read from file `file` (in f64, missing values already
+    /// replaced by `missing`, which is kept) to the first file's units.
+    ///
+    /// Errors: a date the first file's calendar lacks (naming the file and variable).
+    pub fn convert(
+        &self,
+        file: usize,
+        var: usize,
+        name: &str,
+        x: &mut [f64],
+        missing: Option<f64>,
+    ) -> Result<()> {
+        let Some(c) = self.get(file, var) else {
+            return Ok(());
+        };
+        for v in x.iter_mut() {
+            if Some(*v) == missing {
+                continue;
+            }
+            *v = c.apply(*v).map_err(|e| {
+                Error::var(
+                    name,
+                    format!(
+                        "value {v} in {} {e} (the first file's, {})",
+                        self.paths.get(file).map_or("", String::as_str),
+                        self.paths.first().map_or("", String::as_str)
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// The concatenation of the selected records of several files, read like one dataset
-/// whose record dimension has one entry per pick (ncrcat's view of its inputs).
+/// whose record dimension has one entry per pick (ncrcat's view of its inputs). Values
+/// of a later file come in the first file's type (by the overflow-safe cast) and, for
+/// the time variables of [`TimeAlign`], in its units and calendar.
 pub struct Concat<'a> {
     /// The inputs.
     pub sets: &'a [Dataset],
     /// The selected records, in output order.
     pub picks: &'a [RecordPick],
-    /// Per file (factor, offset) applied to the record coordinate (time rebasing).
-    pub rebase: Vec<(f64, f64)>,
+    /// Time conversions of the later files (empty: read values as they are).
+    pub times: TimeAlign,
     /// Reads prepared by [`Concat::prefetch`].
     pub ahead: crate::dataset::ReadAhead,
+    /// Per variable name: values converted to an integer type that were not whole
+    /// numbers (rounded), and values that did not fit the type (written as the fill
+    /// value); reported by [`Concat::warnings`].
+    notes: std::sync::Mutex<std::collections::BTreeMap<String, (usize, usize)>>,
+}
+
+impl<'a> Concat<'a> {
+    /// The view of the `picks` of `sets`, with the time conversions `times`.
+    pub fn new(sets: &'a [Dataset], picks: &'a [RecordPick], times: TimeAlign) -> Concat<'a> {
+        Concat {
+            sets,
+            picks,
+            times,
+            ahead: Default::default(),
+            notes: Default::default(),
+        }
+    }
+
+    /// One warning line per variable whose converted values were rounded to an
+    /// integer type or did not fit the first file's type.
+    pub fn warnings(&self) -> Vec<String> {
+        let notes = self
+            .notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = self.sets[0].meta();
+        let mut out = Vec::new();
+        for (name, &(rounded, unfit)) in notes.iter() {
+            let ty = first.var(name).map_or(NcType::Double, |v| v.ty);
+            if rounded > 0 {
+                out.push(format!(
+                    "WARNING {rounded} value(s) of {name} from later files are not whole numbers in the first file's units and were rounded to its type {ty}"
+                ));
+            }
+            if unfit > 0 {
+                out.push(format!(
+                    "WARNING {unfit} value(s) of {name} from later files do not fit the first file's type {ty} and were written as the fill value"
+                ));
+            }
+        }
+        out
+    }
 }
 
 impl Concat<'_> {
-    /// Values of variable `v` read from file `f`, converted to the first file's time
-    /// units when `v` is the record coordinate and the units differ.
-    fn rebased(&self, f: usize, v: usize, vals: Values) -> Values {
+    /// Values of variable `v` read from file `f`, in the first file's type and, for the
+    /// time variables, converted to its units and calendar.
+    ///
+    /// Errors: a date the first file's calendar lacks.
+    fn rebased(&self, f: usize, v: usize, vals: Values) -> Result<Values> {
         let first = self.sets[0].meta();
         let var = &first.vars[v];
-        if !first.is_coord_var(var) {
-            return vals;
+        let ty = self.times.output_type(v, var.ty);
+        let converts = self.times.get(f, v).is_some();
+        if !converts && vals.nc_type() == ty {
+            return Ok(vals);
         }
-        match self.rebase.get(f).filter(|r| **r != (1.0, 0.0)) {
-            Some(&(fac, off)) => {
-                let x: Vec<f64> = vals
-                    .to_f64_vec()
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|x| x * fac + off)
-                    .collect();
-                Values::from_f64_slice(var.ty, &x).unwrap_or(vals)
+        if !ty.is_numeric() || !vals.nc_type().is_numeric() {
+            return Ok(vals);
+        }
+        let own_fill = self.sets[f]
+            .meta()
+            .var(&var.name)
+            .and_then(crate::rules::fill::fill_value);
+        let out_fill = crate::rules::fill::fill_value(var)
+            .unwrap_or_else(|| crate::rules::fill::default_fill(ty));
+        let mut x = vals.to_f64_vec().unwrap_or_default();
+        let mut missing = Vec::new();
+        if own_fill.is_some() {
+            missing = x.iter().map(|&e| Some(e) == own_fill).collect();
+        }
+        self.times.convert(f, v, &var.name, &mut x, own_fill)?;
+        let mut rounded = 0;
+        if !ty.is_float() {
+            rounded = x
+                .iter()
+                .enumerate()
+                .filter(|&(i, &e)| {
+                    !missing.get(i).copied().unwrap_or(false)
+                        && e.is_finite()
+                        && (e - e.round()).abs() > 1e-9 * e.abs().max(1.0)
+                })
+                .count();
+        }
+        for (e, &m) in x.iter_mut().zip(&missing) {
+            if m {
+                *e = out_fill;
             }
-            None => vals,
         }
+        let (out, unfit) = nco_kernels::cast::cast_values(&x, ty, out_fill);
+        if rounded + unfit > 0 {
+            let mut notes = self
+                .notes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let e = notes.entry(var.name.clone()).or_default();
+            e.0 += rounded;
+            e.1 += unfit;
+        }
+        Ok(out)
     }
 
     /// Variable `name`'s index in input file `f`.
@@ -502,7 +836,7 @@ impl Concat<'_> {
             let ds = &self.sets[f];
             let vid = self.var_in(f, &var.name)?;
             sub[0] = recs;
-            let vals = self.rebased(f, v, ds.read(vid, &sub)?);
+            let vals = self.rebased(f, v, ds.read(vid, &sub)?)?;
             match &mut out {
                 None => out = Some(vals),
                 Some(o) => {
@@ -531,11 +865,16 @@ impl Concat<'_> {
             }
             return Ok(());
         }
-        let rebased = first.is_coord_var(var) && self.rebase.iter().any(|r| *r != (1.0, 0.0));
+        let converted = self.times.converts(v)
+            || self.times.promoted().contains(&v)
+            || self.sets[1..]
+                .iter()
+                .any(|d| d.meta().var(&var.name).is_some_and(|o| o.ty != var.ty));
         let all_classic = self.sets.iter().all(|d| d.classic().is_some());
-        if rebased || !all_classic {
-            // The record coordinate in other units, or a file read by libnetcdf: read
-            // each request as `read` would (few and small, or no faster path).
+        if converted || !all_classic {
+            // Time values in other units, another type in a later file, or a file read
+            // by libnetcdf: read each request as `read` would (few and small, or no
+            // faster path).
             for (s, n) in groups {
                 let vals = self.read(v, s)?;
                 self.ahead.put(v, s, vals, n);
@@ -579,25 +918,6 @@ impl Concat<'_> {
         }
         Ok(())
     }
-}
-
-/// Per-file (factor, offset) converting `rec_name`'s values to the first file's units
-/// (identity when the units agree or are not time units).
-pub fn rebase_factors(sets: &[Dataset], rec_name: &str) -> Vec<(f64, f64)> {
-    let units = |m: &Meta| m.var(rec_name).and_then(|v| v.attr_text("units"));
-    let cal = sets[0]
-        .meta()
-        .var(rec_name)
-        .and_then(|v| v.attr_text("calendar"));
-    let first = units(sets[0].meta());
-    sets.iter()
-        .map(|ds| match (&first, units(ds.meta())) {
-            (Some(a), Some(b)) if *a != b => {
-                crate::rules::calendar::rebase(&b, a, cal.as_deref()).unwrap_or((1.0, 0.0))
-            }
-            _ => (1.0, 0.0),
-        })
-        .collect()
 }
 
 #[cfg(test)]
