@@ -20,8 +20,8 @@ use nco_core::kernels::binary::{self, BinOp};
 use nco_core::kernels::cast::{Casts, Overflow};
 use nco_core::model::{Dim, Meta};
 use nco_core::pipeline;
-use nco_core::target::Output;
-use nco_core::types::Values;
+use nco_core::target::{Output, Target};
+use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
 
 /// ncbo command line.
@@ -72,11 +72,23 @@ fn named_dims(m: &Meta, v: usize, sel: &Selection) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// How the two operands combine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Combine {
+    /// ncbo's operation: `a op b`.
+    Op(BinOp),
+    /// ncflint's weights: `w1*a + w2*b`; the results of a packed variable are rounded
+    /// as its packed type would hold them, then written unpacked (NCO 5.1.4).
+    Weights(f64, f64),
+}
+
 /// One operand file: the dataset and its selection.
 #[derive(Clone, Copy)]
-struct Operand<'d> {
-    ds: &'d Dataset,
-    sel: &'d Selection,
+pub struct Operand<'d> {
+    /// The file.
+    pub ds: &'d Dataset,
+    /// Its hyperslabs.
+    pub sel: &'d Selection,
 }
 
 impl Operand<'_> {
@@ -102,6 +114,8 @@ struct Job {
     /// The operands' arithmetic plans (the output definition is `pa.out`).
     pa: ProcVar,
     pb: ProcVar,
+    /// The first operand's stored type, when its results are rounded as it.
+    round_as: Option<NcType>,
 }
 
 impl Job {
@@ -152,13 +166,47 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     );
     let vars = nco_core::select::select(a.meta(), &cli.std.select.select_args())?;
     let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
-    let mut meta = plan.meta;
+    write_pair(
+        prog,
+        Combine::Op(op),
+        a,
+        b,
+        &vars,
+        plan.meta,
+        &target,
+        cli.arith.hdf_upk,
+        arith::is_fixed_by_convention,
+    )
+}
+
+/// Write `meta` (the planned output: `vars` of the first file, selected and placed)
+/// into `target`: the variables `fixed` names, and text, are copied from the first
+/// file, the others are `comb` of the two files (ncbo's engine, shared with ncflint).
+/// `hdf` is `--hdf_upk`. Warnings go to stderr under `prog`.
+///
+/// Errors: variables missing from the second file or text there, shapes that do not
+/// conform, dimensions of other sizes (each naming the variable), I/O errors; the
+/// output is not committed then.
+#[allow(clippy::too_many_arguments)]
+pub fn write_pair(
+    prog: &str,
+    comb: Combine,
+    a: Operand<'_>,
+    b: Operand<'_>,
+    vars: &[usize],
+    mut meta: Meta,
+    target: &Target,
+    hdf: bool,
+    fixed: impl Fn(&Meta, usize) -> bool,
+) -> Result<()> {
     let mut jobs = Vec::new();
     for (o, &va) in vars.iter().enumerate() {
-        if let Some(j) = plan_job(op, a, b, o, va, &mut meta, cli.arith.hdf_upk)? {
-            meta.vars[o] = j.pa.out.clone();
-            jobs.push(j);
+        if fixed(a.meta(), va) || !arith::is_arith(a.meta().vars[va].ty) {
+            continue;
         }
+        let j = plan_job(comb, a, b, o, va, &mut meta, hdf)?;
+        meta.vars[o] = j.pa.out.clone();
+        jobs.push(j);
     }
     // Values that do not fit an integer output become its fill value; a variable
     // without _FillValue then needs one declared, and the output is written again
@@ -166,14 +214,14 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let (out, divisions) = arith::write_declaring_fills(prog, |declare| {
         let mut meta = meta.clone();
         arith::declare_fills(&mut meta, declare);
-        let mut out = Output::create(&target, meta.clone())?;
+        let mut out = Output::create(target, meta.clone())?;
         // Copied variables first, then the computed ones.
         for (o, &v) in vars.iter().enumerate() {
             if !jobs.iter().any(|j| j.out == o) {
                 out.copy_unchanged(a.ds, v, a.sel, o)?;
             }
         }
-        let counts = compute(op, a, b, &jobs, &mut out)?;
+        let counts = compute(comb, a, b, &jobs, &mut out)?;
         let mut unfit = arith::Unfit::default();
         for (j, &(_, casts)) in jobs.iter().zip(&counts) {
             unfit.add(&j.pa.out.name, casts);
@@ -188,26 +236,22 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     out.commit()
 }
 
-/// The job computing output variable `o` from variable `va` of the first file, `None`
-/// when it is copied (coordinates and NCO's other fixed variables, text). When the
+/// The job computing output variable `o` from variable `va` of the first file. When the
 /// second file's variable is the larger, `meta`'s variable takes its dimensions.
 ///
 /// Errors: the variable is missing from the second file or text there, or the shapes
 /// do not conform.
 fn plan_job(
-    op: BinOp,
+    comb: Combine,
     a: Operand<'_>,
     b: Operand<'_>,
     o: usize,
     va: usize,
     meta: &mut Meta,
     hdf: bool,
-) -> Result<Option<Job>> {
+) -> Result<Job> {
     let (am, bm) = (a.meta(), b.meta());
     let var = &am.vars[va];
-    if arith::is_fixed_by_convention(am, va) || !arith::is_arith(var.ty) {
-        return Ok(None);
-    }
     let vb = bm.var_id(&var.name).ok_or_else(|| {
         Error::var(
             &var.name,
@@ -263,13 +307,17 @@ fn plan_job(
     // Results can be missing when either operand has missing values, or when an
     // integer result divides by zero: then the output needs a _FillValue, decided
     // here because the definitions are written before any data.
-    let int_div = op == BinOp::Div && !pa.out.ty.is_float();
+    let int_div = comb == Combine::Op(BinOp::Div) && !pa.out.ty.is_float();
     let zero_divisor = int_div && pb.unpacked(&b.ds.read(vb, &b.idx(vb))?).contains(&0.0);
     if (pb.in_fill.is_some() || zero_divisor) && pa.out.attr("_FillValue").is_none() {
         let ty = pa.out.ty;
         nco_core::fill::set_fill_attr(&mut pa.out, ty, pa.out_fill);
     }
-    Ok(Some(Job {
+    let round_as = match comb {
+        Combine::Weights(..) if pa.pack.is_some() => Some(var.ty),
+        _ => None,
+    };
+    Ok(Job {
         out: o,
         va,
         vb,
@@ -277,7 +325,8 @@ fn plan_job(
         map,
         pa,
         pb,
-    }))
+        round_as,
+    })
 }
 
 /// Compute every job into `out`, in units of about 256 KiB of the larger operand
@@ -285,7 +334,7 @@ fn plan_job(
 /// is written ([`pipeline::for_each_ordered`]). Returns each job's counts of integer
 /// divisions by zero and of overflows.
 fn compute(
-    op: BinOp,
+    comb: Combine,
     a: Operand<'_>,
     b: Operand<'_>,
     jobs: &[Job],
@@ -328,7 +377,8 @@ fn compute(
         let xbig = big.ds.read(*bv, &unit.select(&big_idx))?;
         let read_small = || small.ds.read(*sv, &unit.select(&small.idx(*sv)));
         let (pa, pb) = (&j.pa, &j.pb);
-        if pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap {
+        let same = pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap;
+        if let (Combine::Op(op), true) = (comb, same) {
             // Same shapes, no packing: compute in the stored type when it is exact.
             let xs = read_small()?;
             if let Some(vals) =
@@ -349,7 +399,7 @@ fn compute(
         } else {
             (&fbig, &fsmall)
         };
-        Ok(combine(op, pa, fa, pb, fb))
+        Ok(combine(comb, j, fa, fb))
     };
     let mut counts = vec![(0usize, Casts::default()); jobs.len()];
     pipeline::for_each_ordered(units.len(), unit_values, |u, (vals, bad, over)| {
@@ -366,26 +416,27 @@ fn compute(
 /// `pb` (missing where either is), typed as `pa`'s output by the overflow-safe cast;
 /// with the counts of integer divisions by zero and of results that do not fit the
 /// output type (both written as the fill value).
-fn combine(
-    op: BinOp,
-    pa: &ProcVar,
-    fa: &[f64],
-    pb: &ProcVar,
-    fb: &[f64],
-) -> (Values, usize, Casts) {
+fn combine(comb: Combine, j: &Job, fa: &[f64], fb: &[f64]) -> (Values, usize, Casts) {
+    let (pa, pb) = (&j.pa, &j.pb);
     let fill = pa.out_fill;
     let (fa_miss, fb_miss) = (
         pa.in_fill.map(|_| pa.out_fill),
         pb.in_fill.map(|_| pb.out_fill),
     );
-    let mut r = binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill);
+    let mut r = match comb {
+        Combine::Op(op) => binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill),
+        Combine::Weights(w1, w2) => binary::weighted_sum(w1, fa, fa_miss, w2, fb, fb_miss, fill),
+    };
+    if let Some(ty) = j.round_as {
+        binary::round_as(&mut r, ty, fill);
+    }
     let mut bad = 0;
     if !pa.out.ty.is_float() {
         for v in r.iter_mut().filter(|v| !v.is_finite()) {
             *v = fill;
             bad += 1;
         }
-        if op == BinOp::Div {
+        if comb == Combine::Op(BinOp::Div) {
             // Integer division truncates toward zero, as C's does in NCO (7/-2 is -3),
             // where the conversion of other results rounds.
             for v in r.iter_mut() {

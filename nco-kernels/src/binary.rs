@@ -192,6 +192,48 @@ pub fn apply_same_float(
     }
 }
 
+/// `w1*a + w2*b` element by element (ncflint's interpolation, computed as NCO does:
+/// each operand weighted, then the two added), in parallel for large arrays; missing
+/// (`out_fill`) where either operand is missing (`== a_fill` or `== b_fill`).
+pub fn weighted_sum(
+    w1: f64,
+    a: &[f64],
+    a_fill: Option<f64>,
+    w2: f64,
+    b: &[f64],
+    b_fill: Option<f64>,
+    out_fill: f64,
+) -> Vec<f64> {
+    use rayon::prelude::*;
+    let one = |(&x, &y): (&f64, &f64)| {
+        if a_fill == Some(x) || b_fill == Some(y) {
+            out_fill
+        } else {
+            w1 * x + w2 * y
+        }
+    };
+    if a.len() < 1 << 16 {
+        return a.iter().zip(b).map(one).collect();
+    }
+    let mut out = Vec::with_capacity(a.len());
+    a.par_iter().zip(b).map(one).collect_into_vec(&mut out);
+    out
+}
+
+/// Round every element of `x` but those equal to `fill` as type `ty` stores it
+/// ([`crate::types::NcNum::from_f64`]: to the nearest integer, ties to even, for the
+/// integer types), keeping it as f64; text types leave `x` alone. ncflint does this
+/// to the results of packed variables (NCO 5.1.4).
+pub fn round_as(x: &mut [f64], ty: crate::types::NcType, fill: f64) {
+    use crate::types::NcNum;
+    fn run<T: NcNum>(x: &mut [f64], fill: f64) {
+        for v in x.iter_mut().filter(|v| **v != fill) {
+            *v = T::from_f64(*v).to_f64();
+        }
+    }
+    nco_base::dispatch_type!(ty, T => run::<T>(x, fill); char => (); string => ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

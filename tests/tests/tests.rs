@@ -21,6 +21,7 @@ mod ncap_corpus;
 mod ncatted;
 mod ncbo;
 mod nces;
+mod ncflint;
 mod ncks;
 mod ncpdq;
 mod ncpdq_blocks;

@@ -1,0 +1,1 @@
+nco_core::main!("ncflint", ncflint::run);
