@@ -198,8 +198,10 @@ impl Accum {
             Op::AvgSqr | Op::Rms | Op::RmsSdn => *v += w * x * x,
             Op::Max => keep(v, w * x, w * x > *v),
             Op::Min => keep(v, w * x, w * x < *v),
-            Op::MAbs => keep(v, (w * x).abs(), (w * x).abs() > *v),
-            Op::MIbs => keep(v, (w * x).abs(), (w * x).abs() < *v),
+            // The weight multiplies the absolute value, as for mebs and tabs (NCO 5.1.4:
+            // `-y mibs -w` with a weight of -1 gives -|x|).
+            Op::MAbs => keep(v, w * x.abs(), w * x.abs() > *v),
+            Op::MIbs => keep(v, w * x.abs(), w * x.abs() < *v),
         }
     }
 
@@ -507,6 +509,19 @@ impl Accum {
         } else {
             super::to_values_with(&self.finish(normalize), ty, fill, mode)
         }
+    }
+
+    /// The accumulated sums as they stand, with no normalisation and no finishing: the
+    /// sum of the (weighted) values for `avg`, `sqravg`, `sqrt` and `ttl`, of their
+    /// squares for `rms` and `rmssdn`, of their absolute values for `mebs` and `tabs`,
+    /// the extreme for `min max mabs mibs`; `None` where no valid value arrived. This is
+    /// what NCO 5.1.4's ncra writes under `-N` (measured: `-y rms -N` over 1, -3, 5
+    /// gives 35, `-y sqravg -N` gives 3), while its ncwa applies the square or square
+    /// root to the numerator ([`Accum::finish`] with `normalize = false`).
+    pub fn sums(&self) -> Vec<Option<f64>> {
+        (0..self.val.len())
+            .map(|i| (self.tally(i) > 0).then(|| self.val[i]))
+            .collect()
     }
 
     /// Final values; `None` where no valid value arrived. `normalize = false` is `-N`.

@@ -417,8 +417,8 @@ impl Ra<'_> {
                 pv.overflow = nco_core::kernels::cast::Overflow::Fill;
             }
             if !cli.no_cell_methods {
-                let coord = first.is_coord_var(var);
-                let method = if coord { Op::Avg } else { self.op }.cell_method();
+                let red = arith::reduction(first, v, self.op, arith::Reducer::Ncra);
+                let method = red.op.cell_method();
                 arith::add_cell_methods(&mut pv.out, &[rec_name.to_string()], method);
             }
             meta.vars[o] = pv.out.clone();
@@ -525,8 +525,10 @@ impl Ra<'_> {
         let cli = self.cli;
         let first = self.sets[0].meta();
         let var = &first.vars[v];
-        let coord = first.is_coord_var(var);
-        let this_op = if coord { Op::Avg } else { self.op };
+        // Coordinate-like variables (the record coordinate, bounds, auxiliary
+        // coordinates) are averaged without weights whatever -y says (NCO 5.1.4).
+        let red = arith::reduction(first, v, self.op, arith::Reducer::Ncra);
+        let this_op = red.op;
         let mut idx = p.sel.for_var(first, v);
         let n: usize = idx[1..].iter().map(Vec::len).product();
         let mut buf = Vec::new();
@@ -539,8 +541,7 @@ impl Ra<'_> {
                 let vid = ds.meta().var_id(&var.name).unwrap_or(v);
                 idx[0] = vec![pick.record];
                 let w = record_weight(&p.weights, ds, pick)?;
-                // The record coordinate is averaged without weights.
-                let w = if coord { 1.0 } else { w };
+                let w = if red.weighted { w } else { 1.0 };
                 if p.times.get(pick.file, v).is_some() {
                     self.add_converted(&mut acc, p, pick.file, v, vid, &idx, pv, w)?;
                     continue;
@@ -548,15 +549,24 @@ impl Ra<'_> {
                 let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
                 arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack, w, &mut buf)?;
             }
-            let normalize = !cli.numerator || coord;
+            // -N gives the numerator of every average, coordinate-like ones too (NCO).
+            let normalize = !cli.numerator;
             // Per-file weights of an average without a fill value take NCO 5.1.4's own
             // normalisation; everything else is typed straight from the accumulator.
             let per_file = match (&p.weights, normalize, this_op) {
-                (Weights::PerFile(ws), true, Op::Avg) if !coord && pv.in_fill.is_none() => Some(ws),
+                (Weights::PerFile(ws), true, Op::Avg) if red.weighted && pv.in_fill.is_none() => {
+                    Some(ws)
+                }
                 _ => None,
             };
             let Some(ws) = per_file else {
-                let (vals, c) = acc.finish_values(normalize, pv.out.ty, pv.out_fill, pv.overflow);
+                let (vals, c) = if normalize {
+                    acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow)
+                } else {
+                    // -N: the bare sums, not squared or rooted (NCO 5.1.4's ncra).
+                    let sums = acc.sums();
+                    nco_core::kernels::to_values_with(&sums, pv.out.ty, pv.out_fill, pv.overflow)
+                };
                 casts = casts.plus(c);
                 chunks.push((p.base_records + g, vals));
                 continue;

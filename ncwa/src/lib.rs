@@ -3,8 +3,11 @@
 //! NCO's rules for coordinates (NCO manual, "ncwa netCDF Weighted Averager").
 //!
 //! `ncwa [options] in.nc out.nc`. Reduced dimensions disappear (or stay with size 1
-//! with `-b`); variables without a reduced dimension are copied unchanged; the
-//! coordinates of reduced dimensions are averaged whatever `-y` says.
+//! with `-b`); variables without a reduced dimension are copied unchanged;
+//! coordinate-like variables (coordinates, bounds, auxiliary coordinates) are averaged
+//! whatever `-y` says (`nco_core::arith::reduction`); `cell_methods` gains the
+//! reduction unless it already records it, and `coordinates` attributes name only
+//! variables the output has.
 
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
@@ -15,6 +18,7 @@ use nco_core::dataset::Dataset;
 use nco_core::hyperslab::Selection;
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
 use nco_core::model::{Dim, Format, Meta, Var};
+use nco_core::rules::mask::{Cmp, MaskExpr};
 use nco_core::target::Output;
 use nco_core::types::Values;
 use nco_core::{Error, Result};
@@ -86,84 +90,6 @@ pub fn command() -> clap::Command {
     cli::configure(Cli::command())
 }
 
-/// A mask comparison.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MaskTest {
-    /// Comparator.
-    pub op: Cmp,
-    /// Value compared with.
-    pub value: f64,
-}
-
-/// Relational operator of a mask.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    /// ==
-    Eq,
-    /// !=
-    Ne,
-    /// >
-    Gt,
-    /// >=
-    Ge,
-    /// <
-    Lt,
-    /// <=
-    Le,
-}
-
-impl Cmp {
-    /// Parse `eq ne gt ge lt le` or `== != > >= < <=`.
-    pub fn parse(s: &str) -> Option<Cmp> {
-        Some(match s {
-            "eq" | "==" | "=" => Cmp::Eq,
-            "ne" | "!=" => Cmp::Ne,
-            "gt" | ">" => Cmp::Gt,
-            "ge" | ">=" => Cmp::Ge,
-            "lt" | "<" => Cmp::Lt,
-            "le" | "<=" => Cmp::Le,
-            _ => return None,
-        })
-    }
-
-    fn test(self, x: f64, v: f64) -> bool {
-        match self {
-            Cmp::Eq => x == v,
-            Cmp::Ne => x != v,
-            Cmp::Gt => x > v,
-            Cmp::Ge => x >= v,
-            Cmp::Lt => x < v,
-            Cmp::Le => x <= v,
-        }
-    }
-}
-
-/// Parse a `-B` condition `var op value` (spaces optional).
-///
-/// Errors name the option and the text.
-pub fn parse_condition(s: &str) -> Result<(String, MaskTest)> {
-    let bad = || {
-        Error::option(
-            "-B",
-            format!("cannot parse mask condition \"{s}\" (expected e.g. 'lat < -60.0')"),
-        )
-    };
-    let ops = ["<=", ">=", "==", "!=", "<", ">"];
-    for op in ops {
-        if let Some(i) = s.find(op) {
-            let name = s[..i].trim();
-            let val = s[i + op.len()..].trim();
-            if name.is_empty() {
-                return Err(bad());
-            }
-            let value: f64 = val.parse().map_err(|_| bad())?;
-            let cmp = Cmp::parse(op).ok_or_else(bad)?;
-            return Ok((name.to_string(), MaskTest { op: cmp, value }));
-        }
-    }
-    Err(bad())
-}
-
 /// Bytes read per block when streaming a variable.
 const BLOCK_BYTES: usize = 8 << 20;
 
@@ -208,8 +134,8 @@ fn aux_part<'a>(a: &'a Aux, stride: &'a [usize], first: usize) -> Broadcast<'a> 
 enum Job {
     /// Copied unchanged (no reduced dimension).
     Copy,
-    /// Reduced; `coord` for coordinates, which are averaged whatever `-y` says.
-    Reduce { pv: Box<ProcVar>, coord: bool },
+    /// Reduced (the statistic and weights by [`arith::reduction`]).
+    Reduce { pv: Box<ProcVar> },
 }
 
 /// Run ncwa with `argv`.
@@ -242,13 +168,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         None => None,
     };
     let mask = match &mask_test {
-        Some((name, t)) => {
-            let mut a = read_aux(&ds, &sel, name, "mask", cli.arith.hdf_upk)?;
-            for v in &mut a.values {
-                *v = if t.op.test(*v, t.value) { 1.0 } else { 0.0 };
-            }
-            Some(a)
-        }
+        Some(cond) => Some(mask_of(&ds, &sel, cond, cli.arith.hdf_upk)?),
         None => None,
     };
     let r = Reduction {
@@ -267,8 +187,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         .into_par_iter()
         .map(|job| match job {
             Job::Copy => Ok(None),
-            Job::Reduce { mut pv, coord } => {
-                let vals = r.reduce(prog, &mut pv, coord)?;
+            Job::Reduce { mut pv } => {
+                let vals = r.reduce(prog, &mut pv)?;
                 Ok(Some((vals, pv.out)))
             }
         })
@@ -280,6 +200,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
             computed[o] = Some(vals);
         }
     }
+    // `coordinates` attributes name only variables the output has (CF 5: a `-v`
+    // subset drops the auxiliary coordinates they name).
+    nco_core::select::prune_coordinates(&mut out);
     let mut file = Output::create(&target, out)?;
     for (o, v) in vars.iter().enumerate() {
         match &computed[o] {
@@ -293,9 +216,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 /// The mask test of `-B`, or of `-m` with `-M` and `-T`: (mask variable, test).
 ///
 /// Errors: a `-B` condition that cannot be parsed, an unknown `-T`.
-fn mask_test(cli: &Cli) -> Result<Option<(String, MaskTest)>> {
+fn mask_test(cli: &Cli) -> Result<Option<MaskExpr>> {
     Ok(match (&cli.mask_condition, &cli.mask_var) {
-        (Some(c), _) => Some(parse_condition(c)?),
+        (Some(c), _) => Some(MaskExpr::parse(c)?),
         (None, Some(m)) => {
             let op = match &cli.mask_op {
                 Some(t) => Cmp::parse(t).ok_or_else(|| {
@@ -307,10 +230,26 @@ fn mask_test(cli: &Cli) -> Result<Option<(String, MaskTest)>> {
                 None => Cmp::Eq,
             };
             let value = cli.mask_value.unwrap_or(1.0);
-            Some((m.clone(), MaskTest { op, value }))
+            Some(MaskExpr::compare(m, op, value))
         }
         (None, None) => None,
     })
+}
+
+/// The mask of condition `cond` under the selection: 1 where it holds, 0 elsewhere,
+/// on the union of the dimensions of the variables it names
+/// ([`nco_core::rules::mask`]); applied to the variables that have all of them.
+///
+/// Errors: a variable of the condition is not in the input (named), read errors.
+fn mask_of(ds: &Dataset, sel: &Selection, cond: &MaskExpr, hdf: bool) -> Result<Aux> {
+    let meta = ds.meta();
+    let mut operands = Vec::new();
+    for name in cond.variables() {
+        let a = read_aux(ds, sel, &name, "mask", hdf)?;
+        operands.push((a.values, a.dims));
+    }
+    let (values, dims) = cond.eval(&operands, &|d| sel.len(meta, d))?;
+    Ok(Aux { values, dims })
 }
 
 /// The dimensions `-a` reduces (all without it).
@@ -404,17 +343,13 @@ fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta
             let ty = pv.out.ty;
             nco_core::fill::set_fill_attr(&mut pv.out, ty, pv.out_fill);
         }
-        let coord = meta.is_coord_var(var);
         if !cli.no_cell_methods {
             let names: Vec<String> = reduced.iter().map(|&d| meta.dims[d].name.clone()).collect();
-            let method = if coord { Op::Avg } else { r.op }.cell_method();
+            let method = r.reduction(v).op.cell_method();
             arith::add_cell_methods(&mut pv.out, &names, method);
         }
         out.vars.push(pv.out.clone());
-        jobs.push(Job::Reduce {
-            pv: Box::new(pv),
-            coord,
-        });
+        jobs.push(Job::Reduce { pv: Box::new(pv) });
     }
     (out, jobs)
 }
@@ -434,16 +369,26 @@ struct Reduction<'a> {
 }
 
 impl Reduction<'_> {
-    /// The reduced values of the variable `pv` plans (`coord`: a coordinate, always
-    /// averaged), streamed in blocks of whole rows of its first dimension; `pv`'s
-    /// output definition gains a `_FillValue` when a result is missing.
+    /// The statistic of variable `v` and whether the weights and mask apply: NCO's
+    /// rule for coordinate-like variables ([`arith::reduction`]).
+    fn reduction(&self, v: usize) -> arith::Reduction {
+        let reducer = arith::Reducer::Ncwa {
+            no_coord_weights: self.no_coord_weight,
+        };
+        arith::reduction(self.ds.meta(), v, self.op, reducer)
+    }
+
+    /// The reduced values of the variable `pv` plans, streamed in blocks of whole rows
+    /// of its first dimension; `pv`'s output definition gains a `_FillValue` when a
+    /// result is missing.
     ///
     /// Errors: weights summing to zero over the averaged elements, read errors.
-    fn reduce(&self, prog: &str, pv: &mut ProcVar, coord: bool) -> Result<Values> {
+    fn reduce(&self, prog: &str, pv: &mut ProcVar) -> Result<Values> {
         let (meta, sel) = (self.ds.meta(), self.sel);
         let var = &meta.vars[pv.id];
-        let this_op = if coord { Op::Avg } else { self.op };
-        let apply_aux = !(coord && self.no_coord_weight);
+        let red = self.reduction(pv.id);
+        let this_op = red.op;
+        let apply_aux = red.weighted;
         let idx = sel.for_var(meta, pv.id);
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
         // Output strides: kept dimensions only.

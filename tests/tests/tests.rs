@@ -11,6 +11,7 @@ mod common;
 
 mod bench;
 mod casts;
+mod cf_reduce;
 mod differential;
 mod faults;
 mod fixed;

@@ -10,7 +10,7 @@
 use crate::dataset::{Block, Dataset};
 use crate::error::Result;
 use crate::kernels::cast::{Casts, Overflow};
-use crate::kernels::{self, reduce::Accum};
+use crate::kernels::{self, reduce::Accum, reduce::Op};
 use crate::model::{Attr, Meta, Var};
 use crate::rules::fill;
 use crate::rules::packing::{self, Packing};
@@ -276,18 +276,64 @@ pub fn write_declaring_fills<T>(
     }
 }
 
-/// Append `"<dims>: <method>"` to the variable's `cell_methods` (CF §7.3), as NCO's
-/// averagers do unless `--no_cll_mth`.
+/// Append `"<dims>: <method>"` to the variable's `cell_methods` unless it is already
+/// there ([`crate::rules::cell_methods`], CF §7.3), as NCO's averagers do unless
+/// `--no_cll_mth`.
 pub fn add_cell_methods(var: &mut Var, dims: &[String], method: &str) {
-    if dims.is_empty() {
-        return;
+    let old = var.attr_text("cell_methods");
+    if let Some(text) = crate::rules::cell_methods::extended(old.as_deref(), dims, method) {
+        var.set_attr(Attr::text("cell_methods", &text));
     }
-    let entry = format!("{}: {method}", dims.join(", "));
-    let text = match var.attr_text("cell_methods") {
-        Some(old) if !old.is_empty() => format!("{old} {entry}"),
-        _ => entry,
+}
+
+/// The operator reducing over a dimension (`-y`), for [`reduction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reducer {
+    /// ncra: over the record dimension, across files.
+    Ncra,
+    /// ncwa: over `-a` dimensions.
+    Ncwa {
+        /// `-I` was given: weights and masks stay off the coordinate-like variables.
+        no_coord_weights: bool,
+    },
+}
+
+/// How a reduced variable is computed: its statistic, and whether the weights (`-w`)
+/// and the mask apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    /// The statistic.
+    pub op: Op,
+    /// True when the weights (and ncwa's mask) apply.
+    pub weighted: bool,
+}
+
+/// The statistic NCO 5.1.4's ncra and ncwa compute on variable `v` of `meta` (which
+/// has a reduced dimension) under `-y op`, measured with every statistic (`avg mabs
+/// mebs mibs min max rms rmssdn sqravg sqrt ttl tabs`), with and without `-w`, `-N`
+/// and `-I`:
+///
+/// - coordinate-like variables ([`is_coordinate_like`]: coordinate variables, and
+///   variables named by any variable's `bounds`, `climatology` or `coordinates`
+///   attribute) are averaged whatever `-y` says (`time_bnds` under `-y ttl` is the
+///   mean of the bounds, not their sum) and get `cell_methods = "<dims>: mean"`;
+///   ncra averages them without weights, ncwa with its weights and mask unless `-I`;
+///   with `-N` both give the numerator of that mean (the weighted sum);
+/// - every other variable takes `op`, with the weights and mask;
+/// - variables without a reduced dimension are not reduced: copied (ncwa) or, without
+///   the record dimension, taken from the first file (ncra); not decided here.
+pub fn reduction(meta: &Meta, v: usize, op: Op, reducer: Reducer) -> Reduction {
+    if !is_coordinate_like(meta, v) {
+        return Reduction { op, weighted: true };
+    }
+    let weighted = match reducer {
+        Reducer::Ncra => false,
+        Reducer::Ncwa { no_coord_weights } => !no_coord_weights,
     };
-    var.set_attr(Attr::text("cell_methods", &text));
+    Reduction {
+        op: Op::Avg,
+        weighted,
+    }
 }
 
 /// Record the thread count in the `nco_openmp_thread_number` global attribute, as NCO's

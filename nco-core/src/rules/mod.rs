@@ -4,10 +4,12 @@
 
 pub mod attedit;
 pub mod calendar;
+pub mod cell_methods;
 pub mod cfmt;
 pub mod chunking;
 pub mod fill;
 pub mod hyperslab;
+pub mod mask;
 pub mod multifile;
 pub mod names;
 pub mod packing;

@@ -217,6 +217,32 @@ pub fn split_list(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// Remove from every `coordinates` attribute of `meta` the names of variables `meta`
+/// does not have (CF §5: the attribute names variables of the file), dropping an
+/// attribute left empty. For outputs whose variables were subset after the attributes
+/// were copied (ncwa `-C -v`); NCO 5.1.4 leaves such names dangling.
+pub fn prune_coordinates(meta: &mut Meta) {
+    let names: std::collections::HashSet<String> =
+        meta.vars.iter().map(|v| v.name.clone()).collect();
+    for v in &mut meta.vars {
+        let Some(text) = v.attr_text("coordinates") else {
+            continue;
+        };
+        let kept: Vec<&str> = text
+            .split_whitespace()
+            .filter(|w| names.contains(*w))
+            .collect();
+        if kept.len() == text.split_whitespace().count() {
+            continue;
+        }
+        if kept.is_empty() {
+            v.remove_attr("coordinates");
+        } else {
+            v.set_attr(crate::model::Attr::text("coordinates", &kept.join(" ")));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +281,21 @@ mod tests {
 
     fn names(m: &Meta, ids: &[usize]) -> Vec<String> {
         ids.iter().map(|&i| m.vars[i].name.clone()).collect()
+    }
+
+    #[test]
+    fn coordinates_attributes_name_only_variables_present() {
+        let mut m = meta();
+        m.vars[4].set_attr(Attr::text("coordinates", "P0 height"));
+        m.vars[5].set_attr(Attr::text("coordinates", "gone  away"));
+        m.vars[2].set_attr(Attr::text("coordinates", "lev P0"));
+        prune_coordinates(&mut m);
+        assert_eq!(m.vars[4].attr_text("coordinates").as_deref(), Some("P0"));
+        assert!(m.vars[5].attr("coordinates").is_none());
+        assert_eq!(
+            m.vars[2].attr_text("coordinates").as_deref(),
+            Some("lev P0")
+        );
     }
 
     #[test]
