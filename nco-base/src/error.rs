@@ -91,6 +91,15 @@ impl Error {
         }
     }
 
+    /// The error of an allocation of `bytes` bytes for variable `var` that the system
+    /// refused (a `ulimit -v`, a full machine): "not enough memory for variable X (N
+    /// bytes)", instead of the abort an infallible allocation ends in.
+    pub fn no_memory(var: &str, bytes: usize) -> Error {
+        Error::Msg(format!(
+            "not enough memory for variable {var} ({bytes} bytes)"
+        ))
+    }
+
     /// An [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
@@ -110,5 +119,40 @@ impl Error {
             var: var.map(str::to_string),
             source: Box::new(source),
         }
+    }
+}
+
+/// Make room for `n` elements of `T` in `v` (its capacity becomes at least
+/// `v.len() + n`) without aborting when the system refuses: the large buffers
+/// of the read paths are reserved through this.
+///
+/// Errors: [`Error::no_memory`] naming `var`, also when the size overflows.
+pub fn try_room<T>(v: &mut Vec<T>, n: usize, var: &str) -> Result<()> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    if n > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(Error::no_memory(var, bytes));
+    }
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::no_memory(var, bytes))
+}
+
+#[cfg(test)]
+mod room_tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_allocation_is_an_error_naming_the_variable() {
+        let mut v: Vec<u64> = Vec::new();
+        let e = try_room(&mut v, usize::MAX / 4, "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("not enough memory for variable T ("), "{e}");
+        let e = try_room(&mut v, 1 << 60, "T").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("not enough memory for variable T ({} bytes)", 8u64 << 60)
+        );
+        try_room(&mut v, 10, "T").unwrap();
+        assert!(v.capacity() >= 10);
     }
 }

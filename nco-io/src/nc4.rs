@@ -382,7 +382,12 @@ impl LibReader {
         }
         let es = v.ty.size();
         let runs: Vec<Vec<(usize, usize, usize, usize)>> = sel.iter().map(|s| runs_of(s)).collect();
-        let mut out = vec![0u8; n * es];
+        let total = n
+            .checked_mul(es)
+            .ok_or_else(|| Error::no_memory(&v.name, usize::MAX))?;
+        let mut out = Vec::new();
+        nco_base::error::try_room(&mut out, total, &v.name)?;
+        out.resize(total, 0);
         // Output strides (elements) over the selection shape.
         let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
         let mut ostride = vec![1usize; shape.len()];
@@ -404,7 +409,9 @@ impl LibReader {
                 })
                 .collect();
             let m: usize = count.iter().product();
-            let mut buf = vec![0u8; m * es];
+            let mut buf = Vec::new();
+            nco_base::error::try_room(&mut buf, m * es, &v.name)?;
+            buf.resize(m * es, 0);
             nv.get_raw_values_into(&mut buf, ext)
                 .map_err(|e| Error::netcdf(&self.path, Some(&v.name), e))?;
             // Scatter the block into the output.
@@ -426,7 +433,7 @@ impl LibReader {
                 break;
             }
         }
-        Ok(decode_ne(v.ty, &out))
+        try_decode_ne(v.ty, &out, &v.name)
     }
 }
 
@@ -437,6 +444,26 @@ pub(crate) fn decode_ne(ty: NcType, raw: &[u8]) -> Values {
     }
     crate::dispatch_type!(ty, T => dec::<T>(raw); char => Values::Char(raw.to_vec());
         string => Values::Str(Vec::new()))
+}
+
+/// Decode native-endian bytes of type `ty` into a buffer reserved without aborting.
+///
+/// Errors: a refused allocation is [`Error::no_memory`] naming variable `var`.
+fn try_decode_ne(ty: NcType, raw: &[u8], var: &str) -> Result<Values> {
+    fn dec<T: NcNum>(raw: &[u8], var: &str) -> Result<Values> {
+        let mut out = Vec::new();
+        nco_base::error::try_room(&mut out, raw.len() / T::SIZE, var)?;
+        out.extend(raw.chunks_exact(T::SIZE).map(T::from_ne));
+        Ok(T::into_values(out))
+    }
+    fn bytes(raw: &[u8], var: &str) -> Result<Values> {
+        let mut out = Vec::new();
+        nco_base::error::try_room(&mut out, raw.len(), var)?;
+        out.extend_from_slice(raw);
+        Ok(Values::Char(out))
+    }
+    crate::dispatch_type!(ty, T => dec::<T>(raw, var); char => bytes(raw, var);
+        string => Ok(Values::Str(Vec::new())))
 }
 
 /// Advance a multi-index; false when it wrapped around to all zeros.

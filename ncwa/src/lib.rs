@@ -410,7 +410,15 @@ impl Reduction<'_> {
             .filter(|_| apply_aux)
             .and_then(|m| Some((m, strides(m)?)));
         let mut acc = Accum::new(this_op, acc_n);
+        // A NaN in the data or the weights makes a NaN mean (as in NCO), which is then
+        // not the sign of weights summing to zero.
+        let mut nan_in = wst
+            .as_ref()
+            .is_some_and(|(w, _)| w.values.iter().any(|v| !v.is_finite()));
         self.ds.read_blocks(pv.id, &idx, BLOCK_BYTES, |pos, x| {
+            if !nan_in && matches!(x, Values::Float(_) | Values::Double(_)) {
+                nan_in = (0..x.len()).any(|i| x.get_f64(i).is_some_and(f64::is_nan));
+            }
             let mut bshape = shape.clone();
             if let Some(first) = bshape.first_mut() {
                 *first = x.len() / shape[1..].iter().product::<usize>().max(1);
@@ -435,7 +443,11 @@ impl Reduction<'_> {
             Ok(())
         })?;
         let res = acc.finish(self.normalize);
-        if res.iter().any(|r| r.is_some_and(f64::is_nan)) && wst.is_some() && this_op == Op::Avg {
+        if !nan_in
+            && res.iter().any(|r| r.is_some_and(f64::is_nan))
+            && wst.is_some()
+            && this_op == Op::Avg
+        {
             return Err(Error::var(
                 &var.name,
                 "weights sum to zero over the averaged elements",

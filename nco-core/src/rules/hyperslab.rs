@@ -58,6 +58,12 @@ fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
         return Ok(Some(Bound::Index(i)));
     }
     if let Ok(x) = s.parse::<f64>() {
+        if x.is_nan() {
+            return Err(Error::Hyperslab {
+                spec: spec.into(),
+                reason: format!("bound \"{s}\" is not a number"),
+            });
+        }
         return Ok(Some(Bound::Value(x)));
     }
     if crate::rules::calendar::parse_date(s).is_some() {
@@ -181,14 +187,24 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
             None => None,
         };
         if spec.single {
+            // The nearest point, among the coordinate values that are numbers (a NaN
+            // coordinate is never nearest).
             let x = vmin.unwrap_or(0.0);
-            let mut best = 0usize;
-            for (i, &v) in c.iter().enumerate() {
-                if (v - x).abs() < (c[best] - x).abs() {
-                    best = i;
-                }
+            if !x.is_finite() {
+                return Err(bad(format!(
+                    "a single coordinate value must be finite, not {x}"
+                )));
             }
-            return Ok(vec![best]);
+            let best = (0..c.len())
+                .filter(|&i| !c[i].is_nan())
+                .min_by(|&i, &j| (c[i] - x).abs().total_cmp(&(c[j] - x).abs()));
+            return match best {
+                Some(b) => Ok(vec![b]),
+                None => Err(bad(format!(
+                    "coordinate {} has no value that is a number",
+                    spec.dim
+                ))),
+            };
         }
         let lo_v = vmin.unwrap_or(f64::NEG_INFINITY);
         let hi_v = vmax.unwrap_or(f64::INFINITY);
@@ -381,6 +397,31 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nan_and_infinite_coordinates() {
+        let c = [f64::NAN, 10.0, f64::NAN, 30.0];
+        let one = |t: &str| resolve_one(&HyperslabSpec::parse(t).unwrap(), &info(&c), false);
+        // The nearest point is never a NaN one (it was index 0, the first NaN).
+        assert_eq!(one("x,1.").unwrap(), [1]);
+        assert_eq!(one("x,29.").unwrap(), [3]);
+        // Ranges skip NaN coordinates.
+        assert_eq!(one("x,0.,100.").unwrap(), [1, 3]);
+        assert!(one("x,11.,29.").is_err());
+        // A NaN bound is refused; an infinite one bounds nothing.
+        assert!(HyperslabSpec::parse("x,nan").is_err());
+        assert!(HyperslabSpec::parse("x,0.,NaN").is_err());
+        assert_eq!(one("x,-inf,inf").unwrap(), [1, 3]);
+        assert!(one("x,inf").is_err());
+        let all_nan = [f64::NAN; 3];
+        let spec = HyperslabSpec::parse("x,1.").unwrap();
+        assert!(resolve_one(&spec, &info(&all_nan), false).is_err());
+        let inf = [f64::NEG_INFINITY, 0.0, f64::INFINITY];
+        let spec = HyperslabSpec::parse("x,5.").unwrap();
+        assert_eq!(resolve_one(&spec, &info(&inf), false).unwrap(), [1]);
+        let spec = HyperslabSpec::parse("x,1e300,inf").unwrap();
+        assert_eq!(resolve_one(&spec, &info(&inf), false).unwrap(), [2]);
+    }
+
     use super::*;
 
     fn info(c: &[f64]) -> DimInfo<'_> {

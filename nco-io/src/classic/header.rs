@@ -299,7 +299,9 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
     for (v, l) in meta.vars.iter().zip(&layout) {
         let end = if l.record {
             if numrecs == 0 {
-                l.begin
+                // No records, no data: a record variable's offset may lie past the end
+                // of a file with no records (ncgen writes them so).
+                0
             } else {
                 (numrecs - 1)
                     .checked_mul(recsize)

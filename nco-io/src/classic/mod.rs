@@ -271,7 +271,13 @@ impl Reader {
         let l = &self.header.layout[var];
         let es = v.ty.size() as u64;
         let n: usize = sel.iter().map(Vec::len).product();
-        out.resize(n * es as usize, 0);
+        let bytes = n
+            .checked_mul(es as usize)
+            .ok_or_else(|| Error::no_memory(&v.name, usize::MAX))?;
+        if bytes > out.len() {
+            nco_base::error::try_room(out, bytes - out.len(), &v.name)?;
+        }
+        out.resize(bytes, 0);
         let shape = meta.shape(v);
         let record = l.record.then_some(self.header.recsize);
         // Small reads from a mapped file (a record coordinate, one station's column)
@@ -338,7 +344,8 @@ impl Reader {
     /// Read the selected elements of variable `var`, decoded to its type.
     pub fn read(&self, var: usize, sel: &Selection) -> Result<Values> {
         let raw = self.read_raw(var, sel)?;
-        Ok(decode_par(self.header.meta.vars[var].ty, &raw))
+        let v = &self.header.meta.vars[var];
+        try_decode_par(v.ty, &raw, &v.name)
     }
 
     /// Read many selections of variable `var` in one pass over its data, appending
@@ -535,18 +542,37 @@ impl Reader {
 const PIECE: usize = 1 << 16;
 
 /// Decode big-endian bytes, in parallel pieces for large buffers, each a tight loop the
-/// compiler vectorises (byte swaps by shuffles).
+/// compiler vectorises (byte swaps by shuffles). Aborts when the system refuses the
+/// decoded buffer, as any infallible allocation does; [`try_decode_par`] does not.
 pub fn decode_par(ty: crate::types::NcType, raw: &[u8]) -> Values {
+    decode_fallible(ty, raw).unwrap_or_else(|| {
+        std::alloc::handle_alloc_error(
+            std::alloc::Layout::from_size_align(raw.len().max(1), 8)
+                .unwrap_or(std::alloc::Layout::new::<u64>()),
+        )
+    })
+}
+
+/// [`decode_par`] into a buffer reserved without aborting.
+///
+/// Errors: a refused allocation is [`Error::no_memory`] naming variable `var`.
+pub fn try_decode_par(ty: crate::types::NcType, raw: &[u8], var: &str) -> Result<Values> {
+    decode_fallible(ty, raw).ok_or_else(|| Error::no_memory(var, raw.len()))
+}
+
+/// The decode of [`decode_par`]; `None` when the output buffer cannot be had.
+fn decode_fallible(ty: crate::types::NcType, raw: &[u8]) -> Option<Values> {
     #[inline(always)]
     fn piece<T: NcNum>(out: &mut [std::mem::MaybeUninit<T>], raw: &[u8]) {
         for (o, c) in out.iter_mut().zip(raw.chunks_exact(T::SIZE)) {
             o.write(T::from_be(c));
         }
     }
-    fn dec<T: NcNum>(raw: &[u8]) -> Values {
+    fn dec<T: NcNum>(raw: &[u8]) -> Option<Values> {
         let n = raw.len() / T::SIZE;
         // Written in place, without a fill pass first.
-        let mut out: Vec<T> = Vec::with_capacity(n);
+        let mut out: Vec<T> = Vec::new();
+        out.try_reserve_exact(n).ok()?;
         let spare = &mut out.spare_capacity_mut()[..n];
         if n < 4 * PIECE {
             nco_base::cpu::with_avx2(|| piece(spare, raw));
@@ -559,10 +585,16 @@ pub fn decode_par(ty: crate::types::NcType, raw: &[u8]) -> Values {
         // SAFETY: the n elements were all written above (`raw` holds n whole elements
         // and every piece writes each of its elements).
         unsafe { out.set_len(n) };
-        T::into_values(out)
+        Some(T::into_values(out))
     }
-    crate::dispatch_type!(ty, T => dec::<T>(raw); char => Values::Char(raw.to_vec());
-        string => Values::Str(Vec::new()))
+    fn bytes(raw: &[u8]) -> Option<Values> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(raw.len()).ok()?;
+        v.extend_from_slice(raw);
+        Some(Values::Char(v))
+    }
+    crate::dispatch_type!(ty, T => dec::<T>(raw); char => bytes(raw);
+        string => Some(Values::Str(Vec::new())))
 }
 
 /// Encode values big-endian, in parallel pieces for large buffers.
