@@ -206,6 +206,7 @@ fn coord(name: &str, ty: NcType, dim: usize, attrs: Vec<Attr>) -> Var {
         dims: vec![dim],
         attrs,
         storage: Storage::default(),
+        group: 0,
     }
 }
 
@@ -231,6 +232,7 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
             name: name.into(),
             len,
             unlimited,
+            group: 0,
         });
         m.dims.len() - 1
     };
@@ -333,6 +335,7 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
                     text("units", "K"),
                 ],
                 storage,
+                group: 0,
             });
         }
     }

@@ -85,6 +85,7 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
             name: n.into(),
             len,
             unlimited: unl,
+            group: 0,
         });
     }
     let dbl = |name: &str, dims: Vec<usize>| Var {
@@ -93,6 +94,7 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
         dims,
         attrs: vec![],
         storage: Storage::default(),
+        group: 0,
     };
     m.vars.push(dbl("lon", vec![0]));
     m.vars.push(dbl("lat", vec![1]));
@@ -120,6 +122,7 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
         } else {
             Storage::default()
         },
+        group: 0,
     });
     m.attrs.push(Attr::text(
         "source",

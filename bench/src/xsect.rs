@@ -178,6 +178,7 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
                 name: (*n).into(),
                 len: d[i],
                 unlimited: i == 0 && opt.record,
+                group: 0,
             });
         }
         let types: Vec<(NcType, &str)> = TYPES
@@ -201,6 +202,7 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
                 dims: vec![0, 1, 2, 3],
                 attrs: vec![],
                 storage,
+                group: 0,
             });
         }
         let full: [Vec<usize>; 4] = std::array::from_fn(|i| (0..d[i]).collect());

@@ -807,6 +807,7 @@ impl Ctx<'_> {
             name,
             len: size as usize,
             unlimited,
+            group: 0,
         });
         self.use_dim(self.dims.len() - 1);
         Ok(Val::scalar(Values::Int(vec![0]), Kind::Var))

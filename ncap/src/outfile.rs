@@ -246,6 +246,7 @@ fn define(
             dims,
             attrs,
             storage,
+            group: 0,
         });
     }
     // Chunking and deflate (-L, --cnk_*) as the other operators apply them (a copied

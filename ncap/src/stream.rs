@@ -199,6 +199,7 @@ mod tests {
                 name: name.into(),
                 len,
                 unlimited: false,
+                group: 0,
             });
         }
         for (name, ty, dims) in [
@@ -214,6 +215,7 @@ mod tests {
                 dims,
                 attrs: Vec::new(),
                 storage: Default::default(),
+                group: 0,
             });
         }
         let dims = |script: &str| blockwise_dims(&parse(script).unwrap(), &m);

@@ -293,6 +293,7 @@ fn plan_job(
                         name: name.clone(),
                         len: *len,
                         unlimited: bm.dims[bd].unlimited,
+                        group: 0,
                     });
                     meta.dims.len() - 1
                 }

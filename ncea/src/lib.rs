@@ -167,6 +167,7 @@ impl Members<'_> {
                 name,
                 len: self.sets.len(),
                 unlimited: true,
+                group: 0,
             },
         );
         for v in &mut meta.vars {

@@ -1,9 +1,18 @@
-//! The in-memory metadata model of a netCDF dataset (root group): dimensions,
-//! variables, attributes and the on-disk format. Both backends (our classic-format
-//! reader and libnetcdf) fill this model; writers take it.
+//! The in-memory metadata model of a netCDF dataset: a tree of groups with their
+//! dimensions, variables and attributes, and the on-disk format. Both backends (our
+//! classic-format reader and libnetcdf) fill this model; writers take it.
 //!
-//! Source: netCDF User Guide, "The netCDF Data Model" (classic model; groups and
-//! user-defined types of the enhanced model are not represented).
+//! The tree is kept flat: [`Meta::groups`] lists every group, the root first (index 0),
+//! each naming its parent; [`Meta::dims`] and [`Meta::vars`] list the dimensions and
+//! variables of all groups, each naming its group ([`Dim::group`], [`Var::group`]).
+//! A variable's dimensions are indices into [`Meta::dims`] and may belong to its group
+//! or to an ancestor (netCDF scoping: a dimension is visible in the group that defines
+//! it and in every group below, unless an inner group defines one of the same name).
+//! A file without groups (every classic file) has only the root group, and everything
+//! in it has group 0: code that ignores groups sees the classic model unchanged.
+//!
+//! Source: netCDF User Guide, "The netCDF Data Model" and "Groups" (the enhanced model;
+//! user-defined types are not represented).
 
 use crate::types::{NcType, Values};
 
@@ -53,17 +62,62 @@ impl Format {
             Format::Netcdf4 => true,
         }
     }
+
+    /// The type a value of type `ty` is stored as in this format: `ty` itself when the
+    /// format holds it, else the nearest type it holds, as NCO 5.1.4's ncks converts
+    /// (`nco_typ_nc4_nc3`): NC_UBYTE to NC_SHORT; NC_USHORT, NC_UINT, NC_INT64 and
+    /// NC_UINT64 to NC_INT; NC_STRING to NC_CHAR (which only an attribute can use:
+    /// its first string).
+    pub fn storable(self, ty: NcType) -> NcType {
+        if self.supports(ty) {
+            return ty;
+        }
+        match ty {
+            NcType::UByte => NcType::Short,
+            NcType::Str => NcType::Char,
+            NcType::UShort | NcType::UInt | NcType::Int64 | NcType::UInt64 => NcType::Int,
+            t => t,
+        }
+    }
 }
 
-/// A dimension: name, current length, and whether it is the unlimited (record) dimension.
+/// A dimension: name, current length, whether it is unlimited (a record dimension),
+/// and the group defining it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dim {
-    /// Name.
+    /// Name (short, without the group path).
     pub name: String,
     /// Current length in elements (for the record dimension: the number of records).
     pub len: usize,
     /// True for an unlimited (record) dimension.
     pub unlimited: bool,
+    /// The group defining it (index into [`Meta::groups`]; 0 is the root).
+    pub group: usize,
+}
+
+impl Dim {
+    /// A dimension of the root group.
+    pub fn new(name: &str, len: usize, unlimited: bool) -> Dim {
+        Dim {
+            name: name.to_string(),
+            len,
+            unlimited,
+            group: 0,
+        }
+    }
+}
+
+/// A group: its name, its parent and its attributes (netCDF-4; classic files have the
+/// root group only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Group {
+    /// Name (empty for the root group).
+    pub name: String,
+    /// The parent group (index into [`Meta::groups`]); `None` for the root.
+    pub parent: Option<usize>,
+    /// The group's attributes; always empty for the root, whose attributes (the global
+    /// attributes) are [`Meta::attrs`].
+    pub attrs: Vec<Attr>,
 }
 
 /// An attribute: a name and a typed value (text as NC_CHAR bytes).
@@ -85,10 +139,13 @@ impl Attr {
     }
 }
 
-/// Storage settings of a netCDF-4 variable (ignored for classic files).
+/// Storage settings of a netCDF-4 variable (ignored for classic files): what a reader
+/// found and what a writer applies, whichever backend (libnetcdf or our own HDF5 chunk
+/// engine) does the work.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Storage {
-    /// Chunk sizes in elements, one per dimension; `None` for contiguous storage.
+    /// Chunk sizes in elements, one per dimension; `None` for contiguous storage (or,
+    /// for a variable that must be chunked, the library's default chunks).
     pub chunks: Option<Vec<usize>>,
     /// Deflate level 0..=9; 0 or `None` for no compression.
     pub deflate: Option<i32>,
@@ -96,10 +153,17 @@ pub struct Storage {
     pub shuffle: bool,
 }
 
+impl Storage {
+    /// True when the variable is compressed (deflate level above 0).
+    pub fn is_compressed(&self) -> bool {
+        self.deflate.is_some_and(|l| l > 0)
+    }
+}
+
 /// A variable's metadata.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Var {
-    /// Name.
+    /// Name (short, without the group path: [`Meta::var_path`] gives the full one).
     pub name: String,
     /// External type.
     pub ty: NcType,
@@ -109,9 +173,23 @@ pub struct Var {
     pub attrs: Vec<Attr>,
     /// netCDF-4 storage (chunking, deflate); default for classic files.
     pub storage: Storage,
+    /// The group holding it (index into [`Meta::groups`]; 0 is the root).
+    pub group: usize,
 }
 
 impl Var {
+    /// A variable of the root group, without attributes, with default storage.
+    pub fn new(name: &str, ty: NcType, dims: Vec<usize>) -> Var {
+        Var {
+            name: name.to_string(),
+            ty,
+            dims,
+            attrs: Vec::new(),
+            storage: Storage::default(),
+            group: 0,
+        }
+    }
+
     /// The attribute called `name` (exact match).
     pub fn attr(&self, name: &str) -> Option<&Attr> {
         self.attrs.iter().find(|a| a.name == name)
@@ -144,43 +222,238 @@ pub fn set_attr(attrs: &mut Vec<Attr>, attr: Attr) {
     }
 }
 
-/// Metadata of a whole dataset (root group).
+/// Metadata of a whole dataset: every group, dimension and variable (see the module
+/// notes for how the tree is kept).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Meta {
     /// On-disk format.
     pub format: Format,
-    /// Dimensions in definition order.
+    /// Dimensions of every group, in definition order (a group's before its
+    /// subgroups').
     pub dims: Vec<Dim>,
-    /// Variables in definition order.
+    /// Variables of every group, in definition order (a group's before its
+    /// subgroups').
     pub vars: Vec<Var>,
-    /// Global attributes in file order.
+    /// Global attributes (the root group's) in file order.
     pub attrs: Vec<Attr>,
+    /// Every group, the root first; a parent always comes before its subgroups.
+    pub groups: Vec<Group>,
 }
 
 impl Meta {
-    /// An empty dataset of the given format.
+    /// An empty dataset of the given format (the root group only).
     pub fn new(format: Format) -> Meta {
         Meta {
             format,
             dims: Vec::new(),
             vars: Vec::new(),
             attrs: Vec::new(),
+            groups: vec![Group::default()],
         }
     }
 
-    /// Index of the dimension called `name`.
+    /// True when the dataset has groups besides the root.
+    pub fn has_groups(&self) -> bool {
+        self.groups.len() > 1
+    }
+
+    /// Add group `name` under `parent` and return its index (an existing group of that
+    /// name and parent is returned as it is).
+    pub fn add_group(&mut self, parent: usize, name: &str) -> usize {
+        if let Some(g) = self.child_group(parent, name) {
+            return g;
+        }
+        self.groups.push(Group {
+            name: name.to_string(),
+            parent: Some(parent),
+            attrs: Vec::new(),
+        });
+        self.groups.len() - 1
+    }
+
+    /// The subgroup `name` of `parent`.
+    pub fn child_group(&self, parent: usize, name: &str) -> Option<usize> {
+        (1..self.groups.len())
+            .find(|&g| self.groups[g].parent == Some(parent) && self.groups[g].name == name)
+    }
+
+    /// The subgroups of `g`, in definition order.
+    pub fn subgroups(&self, g: usize) -> Vec<usize> {
+        (1..self.groups.len())
+            .filter(|&c| self.groups[c].parent == Some(g))
+            .collect()
+    }
+
+    /// Full path of group `g`: `/` for the root, `/model/diag` for a nested group.
+    pub fn group_path(&self, g: usize) -> String {
+        let mut names = Vec::new();
+        let mut at = Some(g);
+        while let Some(i) = at.filter(|&i| i != 0) {
+            names.push(self.groups[i].name.as_str());
+            at = self.groups[i].parent;
+        }
+        names.reverse();
+        format!("/{}", names.join("/"))
+    }
+
+    /// `name` prefixed with the full path of group `g` (`/tas`, `/model/ta`).
+    pub fn path_in(&self, g: usize, name: &str) -> String {
+        let p = self.group_path(g);
+        if p == "/" {
+            format!("/{name}")
+        } else {
+            format!("{p}/{name}")
+        }
+    }
+
+    /// Full path of variable `v` (`/tas`, `/model/diag/pr`).
+    pub fn var_path(&self, v: usize) -> String {
+        self.path_in(self.vars[v].group, &self.vars[v].name)
+    }
+
+    /// Full path of dimension `d` (`/time`, `/obs/station`).
+    pub fn dim_path(&self, d: usize) -> String {
+        self.path_in(self.dims[d].group, &self.dims[d].name)
+    }
+
+    /// The group at full path `path` (`/`, `/model`, `/model/diag`; a trailing `/` is
+    /// allowed).
+    pub fn group_by_path(&self, path: &str) -> Option<usize> {
+        let mut g = 0;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            g = self.child_group(g, part)?;
+        }
+        Some(g)
+    }
+
+    /// True when group `g` is `ancestor` or lies below it.
+    pub fn is_within(&self, g: usize, ancestor: usize) -> bool {
+        let mut at = Some(g);
+        while let Some(i) = at {
+            if i == ancestor {
+                return true;
+            }
+            at = self.groups[i].parent;
+        }
+        false
+    }
+
+    /// Depth of group `g` (0 for the root).
+    pub fn depth(&self, g: usize) -> usize {
+        let mut n = 0;
+        let mut at = self.groups[g].parent;
+        while let Some(i) = at {
+            n += 1;
+            at = self.groups[i].parent;
+        }
+        n
+    }
+
+    /// The attributes of group `g` (the global attributes for the root).
+    pub fn group_attrs(&self, g: usize) -> &[Attr] {
+        if g == 0 {
+            &self.attrs
+        } else {
+            &self.groups[g].attrs
+        }
+    }
+
+    /// Mutable attributes of group `g` (the global attributes for the root).
+    pub fn group_attrs_mut(&mut self, g: usize) -> &mut Vec<Attr> {
+        if g == 0 {
+            &mut self.attrs
+        } else {
+            &mut self.groups[g].attrs
+        }
+    }
+
+    /// The dimension called `name` as seen from group `g`: defined in `g` or, failing
+    /// that, in its nearest ancestor that defines one (netCDF scoping).
+    pub fn dim_in_scope(&self, g: usize, name: &str) -> Option<usize> {
+        let mut at = Some(g);
+        while let Some(i) = at {
+            if let Some(d) = self
+                .dims
+                .iter()
+                .position(|d| d.group == i && d.name == name)
+            {
+                return Some(d);
+            }
+            at = self.groups[i].parent;
+        }
+        None
+    }
+
+    /// The variable called `name` as seen from group `g`: in `g` or, failing that, in
+    /// its nearest ancestor holding one (how NCO resolves the names in CF attributes
+    /// such as `coordinates` and `bounds`).
+    pub fn var_in_scope(&self, g: usize, name: &str) -> Option<usize> {
+        if name.starts_with('/') {
+            return self.var_id(name);
+        }
+        let mut at = Some(g);
+        while let Some(i) = at {
+            if let Some(v) = self.var_in(i, name) {
+                return Some(v);
+            }
+            at = self.groups[i].parent;
+        }
+        None
+    }
+
+    /// The variable called `name` in group `g` (that group only).
+    pub fn var_in(&self, g: usize, name: &str) -> Option<usize> {
+        self.vars
+            .iter()
+            .position(|v| v.group == g && v.name == name)
+    }
+
+    /// Index of the dimension `name`: a full path (`/obs/station`) names one dimension;
+    /// a short name is looked up in the root group first, then in the other groups in
+    /// definition order.
     pub fn dim_id(&self, name: &str) -> Option<usize> {
-        self.dims.iter().position(|d| d.name == name)
+        if name.starts_with('/') {
+            let (g, short) = self.split_path(name)?;
+            return self
+                .dims
+                .iter()
+                .position(|d| d.group == g && d.name == short);
+        }
+        self.dims
+            .iter()
+            .position(|d| d.group == 0 && d.name == name)
+            .or_else(|| self.dims.iter().position(|d| d.name == name))
     }
 
-    /// Index of the variable called `name`.
+    /// Index of the variable `name`: a full path (`/model/ta`) names one variable; a
+    /// short name is looked up in the root group first, then in the other groups in
+    /// definition order.
     pub fn var_id(&self, name: &str) -> Option<usize> {
-        self.vars.iter().position(|v| v.name == name)
+        if name.starts_with('/') {
+            let (g, short) = self.split_path(name)?;
+            return self.var_in(g, short);
+        }
+        self.var_in(0, name)
+            .or_else(|| self.vars.iter().position(|v| v.name == name))
     }
 
-    /// The variable called `name`.
+    /// The variable `name` (as [`Meta::var_id`] finds it).
     pub fn var(&self, name: &str) -> Option<&Var> {
-        self.vars.iter().find(|v| v.name == name)
+        self.var_id(name).map(|i| &self.vars[i])
+    }
+
+    /// Split a full path into its group and the last name (`/model/ta` -> (model, "ta")).
+    fn split_path<'a>(&self, path: &'a str) -> Option<(usize, &'a str)> {
+        let (dir, short) = path.rsplit_once('/')?;
+        Some((self.group_by_path(dir)?, short))
+    }
+
+    /// The coordinate variable of dimension `d`: the variable of `d`'s group named like
+    /// it, with `d` as its only dimension.
+    pub fn coord_var(&self, d: usize) -> Option<usize> {
+        let dim = &self.dims[d];
+        self.var_in(dim.group, &dim.name)
+            .filter(|&v| self.vars[v].dims == [d])
     }
 
     /// Index of the record (unlimited) dimension, if any (the first one for netCDF-4).
@@ -203,10 +476,13 @@ impl Meta {
         v.dims.first().is_some_and(|&d| self.dims[d].unlimited)
     }
 
-    /// True when `v` is a coordinate variable: one dimension, named like it
-    /// (netCDF User Guide, "Coordinate Variables").
+    /// True when `v` is a coordinate variable: one dimension, named like it and
+    /// defined in its group (netCDF User Guide, "Coordinate Variables").
     pub fn is_coord_var(&self, v: &Var) -> bool {
-        v.dims.len() == 1 && self.dims[v.dims[0]].name == v.name
+        v.dims.len() == 1 && {
+            let d = &self.dims[v.dims[0]];
+            d.name == v.name && d.group == v.group
+        }
     }
 
     /// Global attribute `name`.

@@ -859,6 +859,7 @@ mod tests {
                 name: name.into(),
                 len,
                 unlimited,
+                group: 0,
             });
         }
         let storage = |c: &[usize]| Storage {
@@ -877,6 +878,7 @@ mod tests {
                 dims,
                 attrs: Vec::new(),
                 storage: storage(&chunks),
+                group: 0,
             });
         }
         let val = |at: usize, n: usize| Values::Int((at..at + n).map(|i| i as i32).collect());

@@ -323,6 +323,7 @@ fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta
                     name: meta.dims[d].name.clone(),
                     len,
                     unlimited: meta.dims[d].unlimited,
+                    group: 0,
                 });
                 out.dims.len() - 1
             });

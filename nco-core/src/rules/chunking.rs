@@ -239,6 +239,7 @@ mod tests {
                 name: n.into(),
                 len: l,
                 unlimited: false,
+                group: 0,
             });
         }
         let v = Var {
@@ -247,6 +248,7 @@ mod tests {
             dims: vec![0, 1, 2],
             attrs: vec![],
             storage: Storage::default(),
+            group: 0,
         };
         (m, v)
     }

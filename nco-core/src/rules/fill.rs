@@ -60,6 +60,7 @@ mod tests {
                 value: Values::Double(vec![1e36]),
             }],
             storage: Storage::default(),
+            group: 0,
         };
         assert_eq!(fill_value(&v), Some(f64::from(1e36_f32)));
         v.attrs.clear();

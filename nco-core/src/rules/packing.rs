@@ -99,6 +99,7 @@ mod tests {
                 },
             ],
             storage: Storage::default(),
+            group: 0,
         };
         assert_eq!(packing_of(&v, false).unwrap().unpack(1.0), 7.0);
         assert_eq!(packing_of(&v, true).unwrap().unpack(1.0), -8.0);

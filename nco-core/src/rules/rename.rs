@@ -314,6 +314,7 @@ mod tests {
             name: "lat".into(),
             len: 2,
             unlimited: false,
+            group: 0,
         });
         for n in ["lat", "t"] {
             m.vars.push(Var {
@@ -322,6 +323,7 @@ mod tests {
                 dims: vec![0],
                 attrs: vec![Attr::text("units", "u")],
                 storage: Storage::default(),
+                group: 0,
             });
         }
         m.attrs.push(Attr::text("title", "x"));

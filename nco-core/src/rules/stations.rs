@@ -373,6 +373,7 @@ pub fn plan_station_form(
         name: dim_name.to_string(),
         len: stations.len(),
         unlimited: false,
+        group: 0,
     });
     let mut dim_map: Vec<Option<usize>> = vec![None; input.dims.len()];
     let mut src = Vec::new();
@@ -398,6 +399,7 @@ pub fn plan_station_form(
                     name: input.dims[d].name.clone(),
                     len: base.len(input, d),
                     unlimited: false,
+                    group: 0,
                 });
                 meta.dims.len() - 1
             });
@@ -409,6 +411,7 @@ pub fn plan_station_form(
             dims,
             attrs: iv.attrs.clone(),
             storage: Storage::default(),
+            group: 0,
         };
         let is_bounds = input.vars.iter().any(|c| {
             input.is_coord_var(c) && c.attr_text("bounds").as_deref() == Some(iv.name.as_str())
@@ -432,6 +435,7 @@ pub fn plan_station_form(
         name: format!("{dim_name}_name_length"),
         len: nlen,
         unlimited: false,
+        group: 0,
     });
     let nl = meta.dims.len() - 1;
     meta.vars.push(Var {
@@ -443,6 +447,7 @@ pub fn plan_station_form(
             Attr::text("cf_role", "timeseries_id"),
         ],
         storage: Storage::default(),
+        group: 0,
     });
     src.push(None);
     per_station.push(true);

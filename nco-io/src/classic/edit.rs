@@ -226,11 +226,13 @@ mod tests {
             name: "t".into(),
             len: 2,
             unlimited: true,
+            group: 0,
         });
         m.dims.push(Dim {
             name: "x".into(),
             len: 3,
             unlimited: false,
+            group: 0,
         });
         for (name, dims) in [("f", vec![1]), ("r", vec![0, 1])] {
             m.vars.push(Var {
@@ -239,6 +241,7 @@ mod tests {
                 dims,
                 attrs: vec![Attr::text("units", "m")],
                 storage: Storage::default(),
+                group: 0,
             });
         }
         let p = dir.join("s.nc").to_string_lossy().into_owned();

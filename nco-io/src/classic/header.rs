@@ -210,6 +210,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             name,
             len: len as usize,
             unlimited: len == 0,
+            group: 0,
         });
     }
     let attrs = c.attrs()?;
@@ -250,6 +251,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             dims: vdims,
             attrs: vattrs,
             storage: Storage::default(),
+            group: 0,
         });
         begins.push(begin);
     }
@@ -259,6 +261,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
         dims,
         vars,
         attrs,
+        groups: vec![Default::default()],
     };
     let (mut layout, recsize) = layout_sizes(&meta, path)?;
     for (l, b) in layout.iter_mut().zip(&begins) {
@@ -502,11 +505,13 @@ mod tests {
             name: "time".into(),
             len: 2,
             unlimited: true,
+            group: 0,
         });
         m.dims.push(Dim {
             name: "x".into(),
             len: 3,
             unlimited: false,
+            group: 0,
         });
         m.attrs.push(Attr::text("title", "t"));
         m.vars.push(Var {
@@ -518,6 +523,7 @@ mod tests {
                 value: Values::Double(vec![1.5]),
             }],
             storage: Storage::default(),
+            group: 0,
         });
         m.vars.push(Var {
             name: "r".into(),
@@ -525,6 +531,7 @@ mod tests {
             dims: vec![0, 1],
             attrs: vec![],
             storage: Storage::default(),
+            group: 0,
         });
         m
     }

@@ -978,6 +978,7 @@ mod tests {
                 name: name.into(),
                 len,
                 unlimited,
+                group: 0,
             });
         }
         for (name, dims) in [("f", vec![2, 3]), ("t", vec![0, 1, 2, 3])] {
@@ -987,6 +988,7 @@ mod tests {
                 dims,
                 attrs: Vec::new(),
                 storage: Storage::default(),
+                group: 0,
             });
         }
         let path = dir.join("g.nc");
