@@ -550,43 +550,116 @@ enum Writer {
     Nc4(H5Writer, LibWriter),
 }
 
-/// `meta` with netCDF3's rule on record dimensions applied (netCDF classic format
-/// specification: one unlimited dimension, the first of every variable using it):
-/// unlimited dimensions after the first become fixed at their current length, as NCO
-/// 5.1.4 writes them (a netCDF-4 input may have several).
+/// `meta` made storable in its format: for netCDF3 formats, netCDF3's rule on record
+/// dimensions (netCDF classic format specification: one unlimited dimension, the first
+/// of every variable using it): unlimited dimensions after the first become fixed at
+/// their current length, as NCO 5.1.4 writes them (a netCDF-4 input may have several);
+/// for every format, variables and attributes of types it cannot hold get the nearest
+/// type it can ([`crate::model::Format::storable`]: NC_UBYTE as NC_SHORT, the other
+/// unsigned and 64-bit integers as NC_INT, as NCO's ncks converts), a string attribute
+/// its first string as text, and a `_FillValue` the type of its variable.
 ///
-/// Errors: a variable with the record dimension other than first (named, with the
-/// remedies).
-fn netcdf3_dims(meta: &Meta) -> Result<Meta> {
+/// Errors: a variable with the record dimension other than first; an NC_STRING
+/// variable in a format without strings (both named, with the remedies).
+fn for_format(meta: &Meta) -> Result<Meta> {
     let mut m = meta.clone();
-    let Some(rec) = m.record_dim() else {
-        return Ok(m);
-    };
-    for d in m.dims.iter_mut().skip(rec + 1) {
-        d.unlimited = false;
+    let format = m.format;
+    if format.is_classic_family() {
+        if let Some(rec) = m.record_dim() {
+            for d in m.dims.iter_mut().skip(rec + 1) {
+                d.unlimited = false;
+            }
+            if let Some(v) = m
+                .vars
+                .iter()
+                .find(|v| v.dims.iter().skip(1).any(|&d| d == rec))
+            {
+                return Err(Error::var(
+                    &v.name,
+                    format!(
+                        "has the record dimension {} after its first dimension, which netCDF3 \
+                         formats cannot store (write netCDF-4 with -4, or put it first with \
+                         ncpdq -a)",
+                        m.dims[rec].name
+                    ),
+                ));
+            }
+        }
     }
-    if let Some(v) = m
-        .vars
-        .iter()
-        .find(|v| v.dims.iter().skip(1).any(|&d| d == rec))
-    {
-        return Err(Error::var(
-            &v.name,
-            format!(
-                "has the record dimension {} after its first dimension, which netCDF3 \
-                 formats cannot store (write netCDF-4 with -4, or put it first with \
-                 ncpdq -a)",
-                m.dims[rec].name
-            ),
-        ));
+    let fix_attrs = |attrs: &mut Vec<crate::model::Attr>| {
+        for a in attrs.iter_mut() {
+            let ty = a.value.nc_type();
+            if format.supports(ty) {
+                continue;
+            }
+            a.value = match &a.value {
+                Values::Str(s) => Values::Char(s.first().cloned().unwrap_or_default().into_bytes()),
+                v => v.convert(format.storable(ty)).unwrap_or_else(|| v.clone()),
+            };
+        }
+    };
+    for i in 0..m.vars.len() {
+        let ty = m.vars[i].ty;
+        if !format.supports(ty) {
+            if ty == crate::types::NcType::Str {
+                return Err(Error::var(
+                    &m.var_path(i),
+                    format!(
+                        "is an NC_STRING variable, which a {} file cannot store (strings \
+                         need netCDF-4: write with -4, or leave it out with -x -v)",
+                        format.kind_name()
+                    ),
+                ));
+            }
+            m.vars[i].ty = format.storable(ty);
+        }
+        let ty = m.vars[i].ty;
+        let v = &mut m.vars[i];
+        fix_attrs(&mut v.attrs);
+        if let Some(f) = v.attrs.iter_mut().find(|a| a.name == "_FillValue") {
+            if f.value.nc_type() != ty {
+                if let Some(c) = f.value.convert(ty) {
+                    f.value = c;
+                }
+            }
+        }
+    }
+    fix_attrs(&mut m.attrs);
+    for g in &mut m.groups {
+        fix_attrs(&mut g.attrs);
     }
     Ok(m)
+}
+
+/// Fail when a value of `values` lies outside the range of `ty` (integer types).
+fn check_range(name: &str, values: &Values, ty: crate::types::NcType) -> Result<()> {
+    use crate::types::NcNum;
+    let Some(x) = values.to_f64_vec() else {
+        return Ok(());
+    };
+    fn first_bad<T: NcNum>(x: &[f64]) -> Option<f64> {
+        x.iter().copied().find(|&v| !T::fits(v))
+    }
+    let bad = crate::dispatch_type!(ty, T => first_bad::<T>(&x); char => None; string => None);
+    match bad {
+        Some(v) => Err(Error::var(
+            name,
+            format!(
+                "value {v} is not representable as {ty}, the type this output format stores                  a {} as (write netCDF-4 with -4, or convert it with ncap2 first)",
+                values.nc_type()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// An output file being written: definitions first (all at [`OutFile::create`]), then data.
 pub struct OutFile {
     writer: Writer,
     meta: Meta,
+    /// Per variable: true when the format made it store a type narrower than the one
+    /// planned ([`for_format`]); its values must then fit the stored type.
+    demoted: Vec<bool>,
 }
 
 impl OutFile {
@@ -607,13 +680,14 @@ impl OutFile {
         hdr_pad: u64,
         config: &IoConfig,
     ) -> Result<OutFile> {
-        let fixed;
-        let meta = if meta.format.is_classic_family() {
-            fixed = netcdf3_dims(meta)?;
-            &fixed
-        } else {
-            meta
-        };
+        let fixed = for_format(meta)?;
+        let demoted = meta
+            .vars
+            .iter()
+            .zip(&fixed.vars)
+            .map(|(a, b)| a.ty != b.ty)
+            .collect();
+        let meta = &fixed;
         let writer = if meta.format.is_classic_family() && !config.lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
         } else if meta.format.is_netcdf4() && !config.lib_write && !config.force_libnetcdf {
@@ -626,6 +700,7 @@ impl OutFile {
         Ok(OutFile {
             writer,
             meta: meta.clone(),
+            demoted,
         })
     }
 
@@ -646,10 +721,15 @@ impl OutFile {
     /// index of each earlier one (a piece of a row). `write_at(v, &[r], x)` is
     /// `write(v, r, x)`.
     ///
-    /// Errors: a piece past the end of the variable, conversion and I/O errors.
+    /// Errors: a piece past the end of the variable, conversion and I/O errors; a value
+    /// outside the range of the type a netCDF3 format stores a netCDF-4 integer type as
+    /// (NCO 5.1.4 fails there too, with libnetcdf's NC_ERANGE).
     pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
         let want = self.meta.vars[var].ty;
         if values.nc_type() != want {
+            if self.demoted.get(var).copied().unwrap_or(false) {
+                check_range(&self.meta.vars[var].name, values, want)?;
+            }
             let conv = values.convert(want).ok_or_else(|| {
                 Error::var(
                     &self.meta.vars[var].name,
@@ -743,6 +823,7 @@ mod tests {
                 name: name.into(),
                 len,
                 unlimited,
+                group: 0,
             });
         }
         for (name, dims) in [("v", vec![0, 1, 2]), ("f", vec![1, 2])] {
@@ -752,6 +833,7 @@ mod tests {
                 dims,
                 attrs: Vec::new(),
                 storage: Default::default(),
+                group: 0,
             });
         }
         m
@@ -769,6 +851,7 @@ mod tests {
             name: "r".into(),
             len: 2,
             unlimited: true,
+            group: 0,
         });
         m.vars.push(Var {
             name: "z".into(),
@@ -776,6 +859,7 @@ mod tests {
             dims: vec![3],
             attrs: Vec::new(),
             storage: Default::default(),
+            group: 0,
         });
         let mut of = OutFile::create(path, &m, 0).unwrap();
         of.write(2, 0, &Values::Double(vec![4.0, 5.0])).unwrap();

@@ -35,14 +35,14 @@ pub struct H5Reader {
 }
 
 /// The HDF5 dataset path of variable `v` (the root group's variables are `/name`).
-pub fn h5_path(v: &Var) -> String {
-    format!("/{}", v.name)
+pub fn h5_path(meta: &Meta, v: &Var) -> String {
+    meta.path_in(v.group, &v.name)
 }
 
 /// libnetcdf's name for the dataset of a variable that has a dimension's name without
 /// being its coordinate variable (the dimension scale takes the plain name).
-fn non_coord_path(v: &Var) -> String {
-    format!("/_nc4_non_coord_{}", v.name)
+fn non_coord_path(meta: &Meta, v: &Var) -> String {
+    meta.path_in(v.group, &format!("_nc4_non_coord_{}", v.name))
 }
 
 /// An error when `file` is shorter than its superblock says (cut short in a copy or a
@@ -133,14 +133,12 @@ impl H5Reader {
         // libnetcdf names a variable's dataset `_nc4_non_coord_<name>` when a
         // dimension of the same name is not its first dimension.
         let non_coord = meta
-            .dims
-            .iter()
-            .position(|d| d.name == v.name)
+            .dim_in_scope(v.group, &v.name)
             .is_some_and(|d| v.dims.first() != Some(&d));
         let paths = if non_coord {
-            [non_coord_path(v), h5_path(v)]
+            [non_coord_path(meta, v), h5_path(meta, v)]
         } else {
-            [h5_path(v), non_coord_path(v)]
+            [h5_path(meta, v), non_coord_path(meta, v)]
         };
         let mut why = String::new();
         for path in paths {
@@ -349,7 +347,7 @@ impl H5Writer {
             return None;
         }
         let desc = h5
-            .var(&h5_path(v), nco_h5::index::IndexBy::None)
+            .var(&h5_path(meta, v), nco_h5::index::IndexBy::None)
             .ok()
             .filter(|d| !d.contiguous && same_type(v.ty, d))?;
         let dims: Vec<&crate::model::Dim> = v.dims.iter().map(|&d| &meta.dims[d]).collect();

@@ -1,111 +1,51 @@
-//! The libnetcdf backend (through the `netcdf` crate): netCDF-4/HDF5 files, DAP URLs,
-//! and classic files when our own reader is switched off (`--no-mmap`,
-//! `NCO_RS_NO_MMAP=1`). Every call here is serialised by the crate's process-wide lock.
+//! The libnetcdf backend (the C library through `netcdf-sys`): netCDF-4/HDF5 files with
+//! their groups, every atomic type (NC_STRING included) and their storage (chunks,
+//! deflate, shuffle), DAP URLs, and classic files when our own reader or writer is
+//! switched off (`--no-mmap`, `NCO_RS_NO_MMAP=1`, `NCO_RS_LIB_WRITE=1`).
 //!
-//! Only the root group is read (groups are outside what nco-rs supports today).
+//! Every libnetcdf call here holds the library's process-wide (re-entrant) lock, which
+//! HDF5 needs: libnetcdf is not thread-safe.
 
 use std::cell::Cell;
-use std::ffi::CString;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 
-use netcdf::types::{FloatType, IntType, NcTypeDescriptor, NcVariableType};
-use netcdf::AttributeValue;
+use netcdf_sys as sys;
 
 use crate::error::{Error, Result};
 use crate::model::{Attr, Dim, Format, Meta, Storage, Var};
 use crate::types::{NcNum, NcType, Values};
 
-/// NC_CHAR element for typed puts and gets through the crate.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct NcChar(u8);
+/// A libnetcdf status code, displayed as `nc_strerror` words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NcStatus(pub i32);
 
-// SAFETY: `NcChar` is a transparent u8, the C type libnetcdf uses for NC_CHAR.
-unsafe impl NcTypeDescriptor for NcChar {
-    fn type_descriptor() -> NcVariableType {
-        NcVariableType::Char
+impl fmt::Display for NcStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: nc_strerror returns a pointer to a static NUL-terminated string.
+        let text = unsafe { CStr::from_ptr(sys::nc_strerror(self.0)) };
+        write!(f, "{} (netCDF error {})", text.to_string_lossy(), self.0)
     }
 }
 
-fn to_nc_type(t: &NcVariableType) -> Option<NcType> {
-    Some(match t {
-        NcVariableType::Char => NcType::Char,
-        NcVariableType::String => NcType::Str,
-        NcVariableType::Int(IntType::I8) => NcType::Byte,
-        NcVariableType::Int(IntType::U8) => NcType::UByte,
-        NcVariableType::Int(IntType::I16) => NcType::Short,
-        NcVariableType::Int(IntType::U16) => NcType::UShort,
-        NcVariableType::Int(IntType::I32) => NcType::Int,
-        NcVariableType::Int(IntType::U32) => NcType::UInt,
-        NcVariableType::Int(IntType::I64) => NcType::Int64,
-        NcVariableType::Int(IntType::U64) => NcType::UInt64,
-        NcVariableType::Float(FloatType::F32) => NcType::Float,
-        NcVariableType::Float(FloatType::F64) => NcType::Double,
-        _ => return None,
-    })
-}
+impl std::error::Error for NcStatus {}
 
-fn from_nc_type(t: NcType) -> NcVariableType {
-    match t {
-        NcType::Char => NcVariableType::Char,
-        NcType::Str => NcVariableType::String,
-        NcType::Byte => NcVariableType::Int(IntType::I8),
-        NcType::UByte => NcVariableType::Int(IntType::U8),
-        NcType::Short => NcVariableType::Int(IntType::I16),
-        NcType::UShort => NcVariableType::Int(IntType::U16),
-        NcType::Int => NcVariableType::Int(IntType::I32),
-        NcType::UInt => NcVariableType::Int(IntType::U32),
-        NcType::Int64 => NcVariableType::Int(IntType::I64),
-        NcType::UInt64 => NcVariableType::Int(IntType::U64),
-        NcType::Float => NcVariableType::Float(FloatType::F32),
-        NcType::Double => NcVariableType::Float(FloatType::F64),
+type Nc<T> = std::result::Result<T, NcStatus>;
+
+fn check(rc: c_int) -> Nc<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(NcStatus(rc))
     }
 }
 
-fn attr_from(v: AttributeValue) -> Values {
-    use AttributeValue as A;
-    match v {
-        A::Uchar(x) => Values::UByte(vec![x]),
-        A::Uchars(x) => Values::UByte(x),
-        A::Schar(x) => Values::Byte(vec![x]),
-        A::Schars(x) => Values::Byte(x),
-        A::Ushort(x) => Values::UShort(vec![x]),
-        A::Ushorts(x) => Values::UShort(x),
-        A::Short(x) => Values::Short(vec![x]),
-        A::Shorts(x) => Values::Short(x),
-        A::Uint(x) => Values::UInt(vec![x]),
-        A::Uints(x) => Values::UInt(x),
-        A::Int(x) => Values::Int(vec![x]),
-        A::Ints(x) => Values::Int(x),
-        A::Ulonglong(x) => Values::UInt64(vec![x]),
-        A::Ulonglongs(x) => Values::UInt64(x),
-        A::Longlong(x) => Values::Int64(vec![x]),
-        A::Longlongs(x) => Values::Int64(x),
-        A::Float(x) => Values::Float(vec![x]),
-        A::Floats(x) => Values::Float(x),
-        A::Double(x) => Values::Double(vec![x]),
-        A::Doubles(x) => Values::Double(x),
-        A::Str(s) => Values::Char(s.into_bytes()),
-        A::Strs(s) => Values::Str(s),
-    }
-}
-
-fn attr_to(v: &Values) -> AttributeValue {
-    use AttributeValue as A;
-    match v {
-        Values::UByte(x) => A::Uchars(x.clone()),
-        Values::Byte(x) => A::Schars(x.clone()),
-        Values::UShort(x) => A::Ushorts(x.clone()),
-        Values::Short(x) => A::Shorts(x.clone()),
-        Values::UInt(x) => A::Uints(x.clone()),
-        Values::Int(x) => A::Ints(x.clone()),
-        Values::UInt64(x) => A::Ulonglongs(x.clone()),
-        Values::Int64(x) => A::Longlongs(x.clone()),
-        Values::Float(x) => A::Floats(x.clone()),
-        Values::Double(x) => A::Doubles(x.clone()),
-        Values::Char(c) => A::Str(String::from_utf8_lossy(c).into_owned()),
-        Values::Str(s) => A::Strs(s.clone()),
-    }
+/// The library lock (re-entrant: a function holding it may call another that takes it).
+/// HDF5's error printing is switched off on the calling thread first ([`quiet_hdf5`]).
+fn lock() -> impl Drop {
+    quiet_hdf5();
+    sys::libnetcdf_lock.lock()
 }
 
 thread_local! {
@@ -127,181 +67,471 @@ pub fn quiet_hdf5() {
     });
 }
 
-/// Ask libnetcdf for the on-disk format of `path` (`nc_inq_format`).
-pub fn inquire_format(path: &str) -> Result<Format> {
-    quiet_hdf5();
-    let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
-    let _guard = netcdf_sys::libnetcdf_lock.lock();
-    let mut ncid = 0;
-    let mut fmt = 0;
-    // SAFETY: the global libnetcdf lock is held; `c` outlives the call; the handle is
-    // closed before the lock is released.
-    unsafe {
-        let rc = netcdf_sys::nc_open(c.as_ptr(), netcdf_sys::NC_NOWRITE, &mut ncid);
-        if rc != 0 {
-            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
-        }
-        let rc = netcdf_sys::nc_inq_format(ncid, &mut fmt);
-        netcdf_sys::nc_close(ncid);
-        if rc != 0 {
-            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
-        }
-    }
-    Ok(match fmt {
-        netcdf_sys::NC_FORMAT_CLASSIC => Format::Classic,
-        netcdf_sys::NC_FORMAT_64BIT_OFFSET => Format::Offset64,
-        netcdf_sys::NC_FORMAT_CDF5 => Format::Cdf5,
-        netcdf_sys::NC_FORMAT_NETCDF4_CLASSIC => Format::Netcdf4Classic,
-        _ => Format::Netcdf4,
-    })
+fn c_name(path: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::msg(format!("{path}: NUL in name {s:?}")))
 }
 
-/// Deflate level (`None` when not compressed) and shuffle filter of the variables
-/// `names` of the netCDF-4 file `path` (`nc_inq_var_deflate`), in that order.
-fn deflate_of(path: &str, names: &[String]) -> Result<Vec<(Option<i32>, bool)>> {
-    quiet_hdf5();
-    let c = CString::new(path).map_err(|_| Error::msg(format!("{path}: NUL in file name")))?;
-    let _guard = netcdf_sys::libnetcdf_lock.lock();
-    let mut ncid = 0;
-    let mut out = Vec::with_capacity(names.len());
-    // SAFETY: the global libnetcdf lock is held; every pointer outlives its call; the
-    // handle is closed before the lock is released.
-    unsafe {
-        let rc = netcdf_sys::nc_open(c.as_ptr(), netcdf_sys::NC_NOWRITE, &mut ncid);
-        if rc != 0 {
-            return Err(Error::netcdf(path, None, netcdf::Error::Netcdf(rc)));
-        }
-        for n in names {
-            let (mut varid, mut shuffle, mut deflate, mut level) = (0, 0, 0, 0);
-            let cn = CString::new(n.as_str()).unwrap_or_default();
-            let ok = netcdf_sys::nc_inq_varid(ncid, cn.as_ptr(), &mut varid) == 0
-                && netcdf_sys::nc_inq_var_deflate(
-                    ncid,
-                    varid,
-                    &mut shuffle,
-                    &mut deflate,
-                    &mut level,
-                ) == 0;
-            out.push(if ok {
-                ((deflate != 0).then_some(level), shuffle != 0)
+/// A name buffer for the `nc_inq_*name` calls.
+fn name_buf() -> [c_char; sys::NC_MAX_NAME as usize + 1] {
+    [0; sys::NC_MAX_NAME as usize + 1]
+}
+
+fn from_buf(b: &[c_char]) -> String {
+    // SAFETY: libnetcdf NUL-terminates names within NC_MAX_NAME + 1 bytes, and the
+    // buffer was zeroed first.
+    unsafe { CStr::from_ptr(b.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Raw pointer to the elements of a numeric or character buffer (strings are handled
+/// apart by every caller).
+fn data_ptr(v: &Values) -> *const c_void {
+    crate::dispatch!(v, x => x.as_ptr().cast(); char c => c.as_ptr().cast();
+        string s => s.as_ptr().cast())
+}
+
+fn data_ptr_mut(v: &mut Values) -> *mut c_void {
+    crate::dispatch!(v, x => x.as_mut_ptr().cast(); char c => c.as_mut_ptr().cast();
+        string s => s.as_mut_ptr().cast())
+}
+
+/// Strings read as C pointers, copied out and handed back to libnetcdf.
+///
+/// # Safety
+/// `ptrs` must hold pointers returned by libnetcdf for strings (or null), and the
+/// library lock must be held.
+unsafe fn take_strings(mut ptrs: Vec<*mut c_char>) -> Vec<String> {
+    let out = ptrs
+        .iter()
+        .map(|&p| {
+            if p.is_null() {
+                String::new()
             } else {
-                (None, false)
-            });
-        }
-        netcdf_sys::nc_close(ncid);
+                // SAFETY: a non-null string from libnetcdf is NUL-terminated.
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        })
+        .collect();
+    // SAFETY: the pointers came from libnetcdf (caller's contract).
+    unsafe { sys::nc_free_string(ptrs.len(), ptrs.as_mut_ptr()) };
+    out
+}
+
+/// C strings for a string buffer (NULs inside a string end it, as C would see it).
+fn c_strings(s: &[String]) -> Vec<CString> {
+    s.iter()
+        .map(|x| {
+            let end = x.find('\0').unwrap_or(x.len());
+            CString::new(&x[..end]).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Read attribute `name` of `varid` (NC_GLOBAL for a group's own).
+///
+/// # Safety
+/// The library lock must be held and `ncid` be an open group.
+unsafe fn get_att(ncid: c_int, varid: c_int, name: &CStr) -> Nc<Values> {
+    let mut xtype = 0;
+    let mut len = 0usize;
+    // SAFETY: valid ids and out-pointers (caller's contract).
+    check(unsafe { sys::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) })?;
+    let ty = NcType::from_code(xtype).ok_or(NcStatus(sys::NC_EBADTYPE))?;
+    if ty == NcType::Str {
+        let mut ptrs = vec![std::ptr::null_mut(); len];
+        // SAFETY: room for `len` string pointers.
+        check(unsafe { sys::nc_get_att_string(ncid, varid, name.as_ptr(), ptrs.as_mut_ptr()) })?;
+        // SAFETY: the pointers were just filled by libnetcdf.
+        return Ok(Values::Str(unsafe { take_strings(ptrs) }));
+    }
+    let mut v = Values::zeros(ty, len);
+    if len > 0 {
+        // SAFETY: `v` holds `len` elements of the attribute's own type.
+        check(unsafe { sys::nc_get_att(ncid, varid, name.as_ptr(), data_ptr_mut(&mut v)) })?;
+    }
+    Ok(v)
+}
+
+/// All attributes of `varid` in file order.
+///
+/// # Safety
+/// As [`get_att`].
+unsafe fn get_atts(ncid: c_int, varid: c_int, natts: c_int) -> Nc<Vec<Attr>> {
+    let mut out = Vec::with_capacity(natts.max(0) as usize);
+    for i in 0..natts {
+        let mut b = name_buf();
+        // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
+        check(unsafe { sys::nc_inq_attname(ncid, varid, i, b.as_mut_ptr()) })?;
+        let name = from_buf(&b);
+        // SAFETY: the name was NUL-terminated by libnetcdf.
+        let value = unsafe { get_att(ncid, varid, CStr::from_ptr(b.as_ptr())) }?;
+        out.push(Attr { name, value });
     }
     Ok(out)
 }
 
+/// Write attribute `name` (of type `value`'s, converted to `as_type` when given).
+///
+/// # Safety
+/// The library lock must be held and `ncid` be a group in define mode.
+unsafe fn put_att(ncid: c_int, varid: c_int, name: &CStr, value: &Values) -> Nc<()> {
+    match value {
+        Values::Char(c) => {
+            // SAFETY: `c` holds `c.len()` bytes.
+            check(unsafe {
+                sys::nc_put_att_text(ncid, varid, name.as_ptr(), c.len(), c.as_ptr().cast())
+            })
+        }
+        Values::Str(s) => {
+            let cs = c_strings(s);
+            let mut ptrs: Vec<*const c_char> = cs.iter().map(|c| c.as_ptr()).collect();
+            // SAFETY: `ptrs` holds `s.len()` NUL-terminated strings alive for the call.
+            check(unsafe {
+                sys::nc_put_att_string(ncid, varid, name.as_ptr(), ptrs.len(), ptrs.as_mut_ptr())
+            })
+        }
+        v => {
+            let ty = v.nc_type().code();
+            // SAFETY: `v` holds `v.len()` elements of type `ty`.
+            check(unsafe { sys::nc_put_att(ncid, varid, name.as_ptr(), ty, v.len(), data_ptr(v)) })
+        }
+    }
+}
+
+fn format_of(code: c_int) -> Format {
+    match code {
+        sys::NC_FORMAT_CLASSIC => Format::Classic,
+        sys::NC_FORMAT_64BIT_OFFSET => Format::Offset64,
+        sys::NC_FORMAT_CDF5 => Format::Cdf5,
+        sys::NC_FORMAT_NETCDF4_CLASSIC => Format::Netcdf4Classic,
+        _ => Format::Netcdf4,
+    }
+}
+
+/// Ask libnetcdf for the on-disk format of `path` (`nc_inq_format`).
+pub fn inquire_format(path: &str) -> Result<Format> {
+    let r = LibReader::open(path)?;
+    Ok(r.meta.format)
+}
+
 /// A file opened through libnetcdf for reading. The handle may be closed once the
-/// metadata is read ([`LibReader::close_handle`]: the engine reads the data) and is
-/// opened again when a read needs it.
+/// metadata is read ([`LibReader::close_handle`]: the chunk engine reads the data) and
+/// is opened again when a read needs it.
 pub struct LibReader {
     path: String,
-    file: Mutex<Option<netcdf::File>>,
+    handle: Mutex<Option<Handle>>,
     meta: Meta,
-    /// True when the root group has groups under it (which nco-rs does not read).
-    subgroups: bool,
+    /// (group index into `meta.groups`, variable id) of each variable of `meta`.
+    loc: Vec<(usize, c_int)>,
     /// A netCDF3 file's own descriptor and its length when opened: libnetcdf reads the
     /// missing part of a netCDF3 file that shrank while open as fill values, silently,
     /// so every read checks the length after the fact.
     shrink_guard: Option<(std::fs::File, u64)>,
 }
 
-impl LibReader {
-    /// Open `path` (a file or a DAP URL) and read its root-group metadata.
-    pub fn open(path: &str) -> Result<LibReader> {
-        quiet_hdf5();
-        let format = inquire_format(path)?;
-        let file = netcdf::open(path).map_err(|e| Error::netcdf(path, None, e))?;
-        let mut meta = Meta::new(format);
-        for d in file.dimensions() {
-            meta.dims.push(Dim {
-                name: d.name(),
-                len: d.len(),
-                unlimited: d.is_unlimited(),
-            });
+/// An open libnetcdf file: its id and the id of each group of the metadata.
+struct Handle {
+    ncid: c_int,
+    gids: Vec<c_int>,
+}
+
+impl Handle {
+    /// Close the file.
+    fn close(self) {
+        let _g = lock();
+        // SAFETY: the file is open; the handle is consumed.
+        unsafe { sys::nc_close(self.ncid) };
+    }
+}
+
+impl Drop for LibReader {
+    fn drop(&mut self) {
+        let h = self
+            .handle
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(h) = h {
+            h.close();
         }
-        for a in file.attributes() {
-            let value = a.value().map_err(|e| Error::netcdf(path, None, e))?;
-            meta.attrs.push(Attr {
-                name: a.name().to_string(),
-                value: attr_from(value),
-            });
-        }
-        for v in file.variables() {
-            let name = v.name();
-            let ty = to_nc_type(&v.vartype()).ok_or_else(|| {
-                Error::var(
-                    &name,
-                    format!("{path}: user-defined types are not supported"),
-                )
-            })?;
-            let mut dims = Vec::new();
-            for d in v.dimensions() {
-                let id = meta.dim_id(&d.name()).ok_or_else(|| {
-                    Error::var(
-                        &name,
-                        format!("{path}: dimension {} is in a parent group", d.name()),
-                    )
-                })?;
-                dims.push(id);
-            }
-            let mut attrs = Vec::new();
-            for a in v.attributes() {
-                let value = a.value().map_err(|e| Error::netcdf(path, Some(&name), e))?;
-                attrs.push(Attr {
-                    name: a.name().to_string(),
-                    value: attr_from(value),
-                });
-            }
-            let chunks = if format.is_netcdf4() {
-                v.chunking().ok().flatten()
-            } else {
-                None
-            };
-            let storage = Storage {
-                chunks,
-                deflate: None,
-                shuffle: false,
-            };
-            meta.vars.push(Var {
-                name,
-                ty,
-                dims,
-                attrs,
-                storage,
-            });
-        }
-        if format.is_netcdf4() {
-            let names: Vec<String> = meta.vars.iter().map(|v| v.name.clone()).collect();
-            for (v, (deflate, shuffle)) in meta.vars.iter_mut().zip(deflate_of(path, &names)?) {
-                v.storage.deflate = deflate;
-                v.storage.shuffle = shuffle;
-            }
-        }
-        let subgroups = format.is_netcdf4() && file.groups().is_ok_and(|mut g| g.next().is_some());
-        let shrink_guard = if format.is_netcdf4() {
-            None
+    }
+}
+
+/// Walks a file's groups into a [`Meta`].
+struct Walk {
+    meta: Meta,
+    loc: Vec<(usize, c_int)>,
+    /// libnetcdf id of each group of `meta`.
+    gids: Vec<c_int>,
+    /// libnetcdf dimension id -> index into `meta.dims`.
+    dim_of: std::collections::HashMap<c_int, usize>,
+}
+
+impl Walk {
+    /// Read group `gid` (already `meta.groups[g]`) and its subgroups.
+    ///
+    /// # Safety
+    /// The library lock must be held and `gid` be an open group.
+    unsafe fn group(&mut self, gid: c_int, g: usize, path: &str) -> Result<()> {
+        let ne = |rc: NcStatus| Error::netcdf(path, None, rc);
+        let nc4 = self.meta.format.is_netcdf4();
+        let (dimids, unlim, varids, natts) = if nc4 {
+            let mut n = 0;
+            // SAFETY: valid group id; the first call counts, the second fills.
+            check(unsafe { sys::nc_inq_dimids(gid, &mut n, std::ptr::null_mut(), 0) })
+                .map_err(ne)?;
+            let mut dimids = vec![0; n as usize];
+            check(unsafe { sys::nc_inq_dimids(gid, &mut n, dimids.as_mut_ptr(), 0) })
+                .map_err(ne)?;
+            let mut nu = 0;
+            check(unsafe { sys::nc_inq_unlimdims(gid, &mut nu, std::ptr::null_mut()) })
+                .map_err(ne)?;
+            let mut unlim = vec![0; nu as usize];
+            check(unsafe { sys::nc_inq_unlimdims(gid, &mut nu, unlim.as_mut_ptr()) })
+                .map_err(ne)?;
+            let mut nv = 0;
+            check(unsafe { sys::nc_inq_varids(gid, &mut nv, std::ptr::null_mut()) }).map_err(ne)?;
+            let mut varids = vec![0; nv as usize];
+            check(unsafe { sys::nc_inq_varids(gid, &mut nv, varids.as_mut_ptr()) }).map_err(ne)?;
+            let mut na = 0;
+            check(unsafe { sys::nc_inq_natts(gid, &mut na) }).map_err(ne)?;
+            (dimids, unlim, varids, na)
         } else {
-            std::fs::File::open(path)
-                .and_then(|f| Ok((f.metadata()?.len(), f)))
-                .ok()
-                .map(|(len, f)| (f, len))
+            let (mut nd, mut nv, mut na, mut ul) = (0, 0, 0, -1);
+            // SAFETY: valid file id and out-pointers.
+            check(unsafe { sys::nc_inq(gid, &mut nd, &mut nv, &mut na, &mut ul) }).map_err(ne)?;
+            let unlim = if ul >= 0 { vec![ul] } else { Vec::new() };
+            ((0..nd).collect(), unlim, (0..nv).collect(), na)
         };
-        Ok(LibReader {
-            path: path.to_string(),
-            file: Mutex::new(Some(file)),
-            meta,
-            subgroups,
-            shrink_guard,
-        })
+        for &id in &dimids {
+            let mut b = name_buf();
+            let mut len = 0usize;
+            // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
+            check(unsafe { sys::nc_inq_dim(gid, id, b.as_mut_ptr(), &mut len) }).map_err(ne)?;
+            self.dim_of.insert(id, self.meta.dims.len());
+            self.meta.dims.push(Dim {
+                name: from_buf(&b),
+                len,
+                unlimited: unlim.contains(&id),
+                group: g,
+            });
+        }
+        // SAFETY: valid group id (lock held by the caller).
+        let attrs = unsafe { get_atts(gid, sys::NC_GLOBAL, natts) }.map_err(ne)?;
+        *self.meta.group_attrs_mut(g) = attrs;
+        for &vid in &varids {
+            // SAFETY: as for this function.
+            unsafe { self.var(gid, vid, g, path, nc4) }?;
+        }
+        if nc4 {
+            let mut n = 0;
+            // SAFETY: the first call counts, the second fills.
+            check(unsafe { sys::nc_inq_grps(gid, &mut n, std::ptr::null_mut()) }).map_err(ne)?;
+            let mut subs = vec![0; n as usize];
+            check(unsafe { sys::nc_inq_grps(gid, &mut n, subs.as_mut_ptr()) }).map_err(ne)?;
+            for sub in subs {
+                let mut b = name_buf();
+                // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
+                check(unsafe { sys::nc_inq_grpname(sub, b.as_mut_ptr()) }).map_err(ne)?;
+                self.meta.groups.push(crate::model::Group {
+                    name: from_buf(&b),
+                    parent: Some(g),
+                    attrs: Vec::new(),
+                });
+                let sg = self.meta.groups.len() - 1;
+                self.gids.push(sub);
+                // SAFETY: `sub` is an open group of this file.
+                unsafe { self.group(sub, sg, path) }?;
+            }
+        }
+        Ok(())
     }
 
-    /// True when the file has groups below the root group (nco-rs reads only the root
-    /// group's dimensions, variables and attributes).
+    /// Read variable `vid` of group `gid`.
+    ///
+    /// # Safety
+    /// As [`Walk::group`].
+    unsafe fn var(
+        &mut self,
+        gid: c_int,
+        vid: c_int,
+        g: usize,
+        path: &str,
+        nc4: bool,
+    ) -> Result<()> {
+        let mut b = name_buf();
+        let (mut xtype, mut ndims, mut natts) = (0, 0, 0);
+        // SAFETY: a first call for the rank, then one with room for the dimension ids.
+        check(unsafe {
+            sys::nc_inq_var(
+                gid,
+                vid,
+                b.as_mut_ptr(),
+                &mut xtype,
+                &mut ndims,
+                std::ptr::null_mut(),
+                &mut natts,
+            )
+        })
+        .map_err(|e| Error::netcdf(path, None, e))?;
+        let name = from_buf(&b);
+        let ve = |rc: NcStatus| Error::netcdf(path, Some(&name), rc);
+        let mut dimids = vec![0; ndims as usize];
+        check(unsafe { sys::nc_inq_vardimid(gid, vid, dimids.as_mut_ptr()) }).map_err(ve)?;
+        let ty = NcType::from_code(xtype).ok_or_else(|| {
+            Error::var(
+                &name,
+                format!(
+                    "{path}: user-defined types (compound, enum, vlen, opaque) are not supported"
+                ),
+            )
+        })?;
+        let dims = dimids
+            .iter()
+            .map(|id| {
+                self.dim_of.get(id).copied().ok_or_else(|| {
+                    Error::var(
+                        &name,
+                        format!("{path}: a dimension outside this variable's scope"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        // SAFETY: valid ids (lock held by the caller).
+        let attrs = unsafe { get_atts(gid, vid, natts) }.map_err(ve)?;
+        let mut storage = Storage::default();
+        if nc4 && ndims > 0 {
+            let mut kind = 0;
+            let mut sizes = vec![0usize; ndims as usize];
+            // SAFETY: room for one chunk size per dimension.
+            check(unsafe { sys::nc_inq_var_chunking(gid, vid, &mut kind, sizes.as_mut_ptr()) })
+                .map_err(ve)?;
+            if kind == sys::NC_CHUNKED {
+                storage.chunks = Some(sizes);
+            }
+            let (mut shuffle, mut deflate, mut level) = (0, 0, 0);
+            // SAFETY: valid ids and out-pointers.
+            check(unsafe {
+                sys::nc_inq_var_deflate(gid, vid, &mut shuffle, &mut deflate, &mut level)
+            })
+            .map_err(ve)?;
+            storage.shuffle = shuffle != 0;
+            storage.deflate = (deflate != 0).then_some(level);
+        }
+        self.meta.vars.push(Var {
+            name,
+            ty,
+            dims,
+            attrs,
+            storage,
+            group: g,
+        });
+        self.loc.push((g, vid));
+        Ok(())
+    }
+}
+
+impl LibReader {
+    /// Open `path` (a file or a DAP URL) and read the metadata of all its groups.
+    ///
+    /// Errors: a file libnetcdf cannot open, or with user-defined types (named).
+    pub fn open(path: &str) -> Result<LibReader> {
+        let c = c_name(path, path)?;
+        let _g = lock();
+        let mut ncid = 0;
+        // SAFETY: the lock is held; `c` outlives the call.
+        check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) })
+            .map_err(|e| Error::netcdf(path, None, e))?;
+        // From here on the reader owns the handle and closes it when dropped.
+        let mut reader = LibReader {
+            path: path.to_string(),
+            handle: Mutex::new(Some(Handle {
+                ncid,
+                gids: vec![ncid],
+            })),
+            meta: Meta::new(Format::Classic),
+            loc: Vec::new(),
+            shrink_guard: None,
+        };
+        let mut fmt = 0;
+        // SAFETY: the file is open.
+        check(unsafe { sys::nc_inq_format(ncid, &mut fmt) })
+            .map_err(|e| Error::netcdf(path, None, e))?;
+        let mut walk = Walk {
+            meta: Meta::new(format_of(fmt)),
+            loc: Vec::new(),
+            gids: vec![ncid],
+            dim_of: Default::default(),
+        };
+        // SAFETY: the lock is held; `ncid` is the open root group.
+        unsafe { walk.group(ncid, 0, path) }?;
+        reader.meta = walk.meta;
+        reader.loc = walk.loc;
+        if let Some(h) = reader.handle.get_mut().ok().and_then(|h| h.as_mut()) {
+            h.gids = walk.gids;
+        }
+        if !reader.meta.format.is_netcdf4() {
+            reader.shrink_guard = std::fs::File::open(path)
+                .and_then(|f| Ok((f.metadata()?.len(), f)))
+                .ok()
+                .map(|(len, f)| (f, len));
+        }
+        Ok(reader)
+    }
+
+    /// True when the file has groups below the root group.
     pub fn has_subgroups(&self) -> bool {
-        self.subgroups
+        self.meta.has_groups()
+    }
+
+    /// Close the libnetcdf handle (and with it libnetcdf's and HDF5's caches of this
+    /// file); the metadata stays, and a later read opens the file again.
+    pub fn close_handle(&self) {
+        let h = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(h) = h {
+            h.close();
+        }
+    }
+
+    /// The open handle, the file opened again (and its groups found by name) if it was
+    /// closed.
+    fn handle(&self) -> Result<MutexGuard<'_, Option<Handle>>> {
+        let mut h = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if h.is_none() {
+            let path = self.path.as_str();
+            let ne = |e: NcStatus| Error::netcdf(path, None, e);
+            let c = c_name(path, path)?;
+            let _g = lock();
+            let mut ncid = 0;
+            // SAFETY: the lock is held; `c` outlives the call.
+            check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) }).map_err(ne)?;
+            let mut handle = Handle {
+                ncid,
+                gids: vec![ncid],
+            };
+            for grp in &self.meta.groups[1..] {
+                let name = c_name(path, &grp.name)?;
+                let mut gid = 0;
+                let parent = handle.gids[grp.parent.unwrap_or(0)];
+                // SAFETY: `parent` is an open group (parents come first).
+                let rc = unsafe { sys::nc_inq_grp_ncid(parent, name.as_ptr(), &mut gid) };
+                if let Err(e) = check(rc) {
+                    handle.close();
+                    return Err(ne(e));
+                }
+                handle.gids.push(gid);
+            }
+            *h = Some(handle);
+        }
+        Ok(h)
     }
 
     /// Errors when a netCDF3 file is shorter than when it was opened.
@@ -326,28 +556,6 @@ impl LibReader {
         &self.meta
     }
 
-    /// Close the libnetcdf handle (and with it libnetcdf's and HDF5's caches of this
-    /// file); the metadata stays, and a later read opens the file again.
-    pub fn close_handle(&self) {
-        let mut f = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *f = None;
-    }
-
-    /// The libnetcdf handle, opened again if it was closed.
-    fn handle(&self) -> Result<MutexGuard<'_, Option<netcdf::File>>> {
-        let mut f = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if f.is_none() {
-            *f = Some(netcdf::open(&self.path).map_err(|e| Error::netcdf(&self.path, None, e))?);
-        }
-        Ok(f)
-    }
-
     /// Read the selection `sel` (one index list per dimension) of variable `var`.
     ///
     /// Errors: libnetcdf's, and a netCDF3 file truncated while open.
@@ -360,81 +568,112 @@ impl LibReader {
 
     fn read_unchecked(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
         let v = &self.meta.vars[var];
-        let guard = self.handle()?;
-        let file = guard.as_ref().expect("opened by handle()");
-        let nv = file
-            .variable(&v.name)
-            .ok_or_else(|| Error::var(&v.name, format!("{}: vanished", self.path)))?;
+        let ve = |e: NcStatus| Error::netcdf(&self.path, Some(&v.name), e);
         let n: usize = sel.iter().map(Vec::len).product();
         if n == 0 {
             return Ok(Values::with_capacity(v.ty, 0));
         }
-        if v.ty == NcType::Str {
-            let mut out = Vec::with_capacity(n);
-            for_each_index(sel, |idx| {
-                let s = nv
-                    .get_string(idx)
-                    .map_err(|e| Error::netcdf(&self.path, Some(&v.name), e))?;
-                out.push(s);
-                Ok(())
-            })?;
-            return Ok(Values::Str(out));
-        }
-        let es = v.ty.size();
-        let runs: Vec<Vec<(usize, usize, usize, usize)>> = sel.iter().map(|s| runs_of(s)).collect();
+        let handle = self.handle()?;
+        let (g, vid) = self.loc[var];
+        let gid = handle.as_ref().map_or(0, |h| h.gids[g]);
+        let runs: Vec<Vec<Run>> = sel.iter().map(|s| runs_of(s)).collect();
+        // The result's room is asked for without aborting first, so that a refused
+        // allocation (`ulimit -v`) is an error naming the variable.
         let total = n
-            .checked_mul(es)
+            .checked_mul(v.ty.size().max(1))
             .ok_or_else(|| Error::no_memory(&v.name, usize::MAX))?;
-        let mut out = Vec::new();
-        nco_base::error::try_room(&mut out, total, &v.name)?;
-        out.resize(total, 0);
-        // Output strides (elements) over the selection shape.
+        let mut probe: Vec<u8> = Vec::new();
+        nco_base::error::try_room(&mut probe, total, &v.name)?;
+        drop(probe);
+        let _g = lock();
+        if runs.iter().all(|r| r.len() == 1) {
+            // One hyperslab: read straight into the result.
+            let start: Vec<usize> = runs.iter().map(|r| r[0].0).collect();
+            let count: Vec<usize> = runs.iter().map(|r| r[0].1).collect();
+            let stride: Vec<isize> = runs.iter().map(|r| r[0].2 as isize).collect();
+            // SAFETY: the lock is held; the buffer holds the product of `count`.
+            return unsafe { get_slab(gid, vid, v.ty, &start, &count, &stride) }.map_err(ve);
+        }
+        // Several runs along some dimension: one read per combination, scattered into
+        // the output.
         let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
         let mut ostride = vec![1usize; shape.len()];
         for k in (0..shape.len().saturating_sub(1)).rev() {
             ostride[k] = ostride[k + 1] * shape[k + 1];
         }
+        let mut out = Values::zeros(v.ty, n);
         let mut pick = vec![0usize; runs.len()];
         loop {
-            let start: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].0).collect();
-            let count: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].1).collect();
-            let stride: Vec<isize> = (0..runs.len())
-                .map(|k| runs[k][pick[k]].2 as isize)
-                .collect();
-            let ext: Vec<netcdf::Extent> = (0..runs.len())
-                .map(|k| netcdf::Extent::SliceCount {
-                    start: start[k],
-                    count: count[k],
-                    stride: stride[k],
-                })
-                .collect();
-            let m: usize = count.iter().product();
-            let mut buf = Vec::new();
-            nco_base::error::try_room(&mut buf, m * es, &v.name)?;
-            buf.resize(m * es, 0);
-            nv.get_raw_values_into(&mut buf, ext)
-                .map_err(|e| Error::netcdf(&self.path, Some(&v.name), e))?;
-            // Scatter the block into the output.
-            let offs: Vec<usize> = (0..runs.len()).map(|k| runs[k][pick[k]].3).collect();
-            let mut i = 0usize;
-            let mut cnt = vec![0usize; runs.len()];
+            let run: Vec<Run> = (0..runs.len()).map(|k| runs[k][pick[k]]).collect();
+            let start: Vec<usize> = run.iter().map(|r| r.0).collect();
+            let count: Vec<usize> = run.iter().map(|r| r.1).collect();
+            let stride: Vec<isize> = run.iter().map(|r| r.2 as isize).collect();
+            // SAFETY: the lock is held; the buffer holds the product of `count`.
+            let block = unsafe { get_slab(gid, vid, v.ty, &start, &count, &stride) }.map_err(ve)?;
+            let mut pos = Vec::with_capacity(block.len());
+            let mut cnt = vec![0usize; run.len()];
             loop {
-                let o: usize = (0..runs.len())
-                    .map(|k| (offs[k] + cnt[k]) * ostride[k])
-                    .sum::<usize>();
-                out[o * es..(o + 1) * es].copy_from_slice(&buf[i * es..(i + 1) * es]);
-                i += 1;
+                pos.push(
+                    (0..run.len())
+                        .map(|k| (run[k].3 + cnt[k]) * ostride[k])
+                        .sum(),
+                );
                 if !odometer(&mut cnt, &count) {
                     break;
                 }
             }
+            scatter(&mut out, &block, &pos);
             let lens: Vec<usize> = runs.iter().map(Vec::len).collect();
             if !odometer(&mut pick, &lens) {
                 break;
             }
         }
-        try_decode_ne(v.ty, &out, &v.name)
+        Ok(out)
     }
+}
+
+/// Read one strided hyperslab of type `ty`.
+///
+/// # Safety
+/// The library lock must be held; the ids must be open.
+unsafe fn get_slab(
+    gid: c_int,
+    vid: c_int,
+    ty: NcType,
+    start: &[usize],
+    count: &[usize],
+    stride: &[isize],
+) -> Nc<Values> {
+    let m: usize = count.iter().product();
+    if ty == NcType::Str {
+        let mut ptrs: Vec<*mut c_char> = vec![std::ptr::null_mut(); m];
+        // SAFETY: room for `m` string pointers.
+        check(unsafe {
+            sys::nc_get_vars(
+                gid,
+                vid,
+                start.as_ptr(),
+                count.as_ptr(),
+                stride.as_ptr(),
+                ptrs.as_mut_ptr().cast(),
+            )
+        })?;
+        // SAFETY: the pointers were filled by libnetcdf.
+        return Ok(Values::Str(unsafe { take_strings(ptrs) }));
+    }
+    let mut out = Values::zeros(ty, m);
+    // SAFETY: `out` holds `m` elements of the variable's own type.
+    check(unsafe {
+        sys::nc_get_vars(
+            gid,
+            vid,
+            start.as_ptr(),
+            count.as_ptr(),
+            stride.as_ptr(),
+            data_ptr_mut(&mut out),
+        )
+    })?;
+    Ok(out)
 }
 
 /// Decode native-endian bytes of type `ty`.
@@ -446,24 +685,31 @@ pub(crate) fn decode_ne(ty: NcType, raw: &[u8]) -> Values {
         string => Values::Str(Vec::new()))
 }
 
-/// Decode native-endian bytes of type `ty` into a buffer reserved without aborting.
-///
-/// Errors: a refused allocation is [`Error::no_memory`] naming variable `var`.
-fn try_decode_ne(ty: NcType, raw: &[u8], var: &str) -> Result<Values> {
-    fn dec<T: NcNum>(raw: &[u8], var: &str) -> Result<Values> {
-        let mut out = Vec::new();
-        nco_base::error::try_room(&mut out, raw.len() / T::SIZE, var)?;
-        out.extend(raw.chunks_exact(T::SIZE).map(T::from_ne));
-        Ok(T::into_values(out))
+/// `out[pos[i]] = block[i]` for buffers of the same type.
+fn scatter(out: &mut Values, block: &Values, pos: &[usize]) {
+    fn num<T: NcNum>(out: &mut Values, block: &Values, pos: &[usize]) {
+        if let (Some(o), Some(b)) = (T::vec_of_mut(out), T::slice_of(block)) {
+            for (&p, &x) in pos.iter().zip(b) {
+                o[p] = x;
+            }
+        }
     }
-    fn bytes(raw: &[u8], var: &str) -> Result<Values> {
-        let mut out = Vec::new();
-        nco_base::error::try_room(&mut out, raw.len(), var)?;
-        out.extend_from_slice(raw);
-        Ok(Values::Char(out))
+    match (out, block) {
+        (Values::Char(o), Values::Char(b)) => {
+            for (&p, &x) in pos.iter().zip(b) {
+                o[p] = x;
+            }
+        }
+        (Values::Str(o), Values::Str(b)) => {
+            for (&p, x) in pos.iter().zip(b) {
+                o[p].clone_from(x);
+            }
+        }
+        (o, b) => {
+            let ty = b.nc_type();
+            crate::dispatch_type!(ty, T => num::<T>(o, b, pos); char => (); string => ());
+        }
     }
-    crate::dispatch_type!(ty, T => dec::<T>(raw, var); char => bytes(raw, var);
-        string => Ok(Values::Str(Vec::new())))
 }
 
 /// Advance a multi-index; false when it wrapped around to all zeros.
@@ -478,20 +724,11 @@ fn odometer(idx: &mut [usize], lens: &[usize]) -> bool {
     false
 }
 
-fn for_each_index(sel: &[Vec<usize>], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
-    let lens: Vec<usize> = sel.iter().map(Vec::len).collect();
-    let mut pick = vec![0usize; sel.len()];
-    loop {
-        let idx: Vec<usize> = (0..sel.len()).map(|k| sel[k][pick[k]]).collect();
-        f(&idx)?;
-        if !odometer(&mut pick, &lens) {
-            return Ok(());
-        }
-    }
-}
+/// An arithmetic run of an index list: (start, count, stride, output offset).
+type Run = (usize, usize, usize, usize);
 
-/// Split an index list into arithmetic runs: (start, count, stride, output offset).
-fn runs_of(s: &[usize]) -> Vec<(usize, usize, usize, usize)> {
+/// Split an index list into arithmetic runs.
+fn runs_of(s: &[usize]) -> Vec<Run> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
@@ -515,88 +752,169 @@ fn runs_of(s: &[usize]) -> Vec<(usize, usize, usize, usize)> {
 /// writer is switched off).
 pub struct LibWriter {
     path: String,
-    file: netcdf::FileMut,
+    ncid: c_int,
+    open: bool,
     meta: Meta,
+    /// (group id, variable id) of each variable of `meta`.
+    loc: Vec<(c_int, c_int)>,
+}
+
+impl Drop for LibWriter {
+    fn drop(&mut self) {
+        if self.open {
+            let _g = lock();
+            // SAFETY: the file is open (a failed run: the caller removes it).
+            unsafe { sys::nc_close(self.ncid) };
+        }
+    }
 }
 
 impl LibWriter {
-    /// Create `path` with all definitions of `meta` (format chosen by `meta.format`),
-    /// storage settings applied, NOFILL on every variable, and end define mode.
+    /// Create `path` with all definitions of `meta` (format chosen by `meta.format`):
+    /// its groups, dimensions, attributes and variables, storage settings applied
+    /// (chunks fitted to the output, deflate and shuffle; none on NC_STRING variables,
+    /// which HDF5 cannot filter), NOFILL on every variable without `_FillValue`, and
+    /// end define mode.
+    ///
+    /// Errors: groups or a type the format cannot hold (named), libnetcdf's errors.
     pub fn create(path: &str, meta: &Meta) -> Result<LibWriter> {
-        use netcdf::Options;
-        quiet_hdf5();
-        let opts = match meta.format {
-            Format::Classic => Options::empty(),
-            Format::Offset64 => Options::_64BIT_OFFSET,
-            Format::Cdf5 => Options::_64BIT_DATA,
-            Format::Netcdf4 => Options::NETCDF4,
-            Format::Netcdf4Classic => Options::NETCDF4 | Options::CLASSIC,
+        let cmode = match meta.format {
+            Format::Classic => sys::NC_CLOBBER,
+            Format::Offset64 => sys::NC_64BIT_OFFSET,
+            Format::Cdf5 => sys::NC_64BIT_DATA,
+            Format::Netcdf4 => sys::NC_NETCDF4,
+            Format::Netcdf4Classic => sys::NC_NETCDF4 | sys::NC_CLASSIC_MODEL,
         };
-        let ne = |e| Error::netcdf(path, None, e);
-        let mut file = netcdf::create_with(path, opts).map_err(ne)?;
-        for d in &meta.dims {
-            if d.unlimited {
-                file.add_unlimited_dimension(&d.name).map_err(ne)?;
-            } else {
-                file.add_dimension(&d.name, d.len).map_err(ne)?;
-            }
+        if meta.has_groups() && meta.format != Format::Netcdf4 {
+            return Err(Error::msg(format!(
+                "{path}: groups need a netCDF-4 output (a {} file has only the root group)",
+                meta.format.kind_name()
+            )));
         }
-        for a in &meta.attrs {
-            file.add_attribute(&a.name, attr_to(&a.value)).map_err(ne)?;
+        let c = c_name(path, path)?;
+        let ne = |e: NcStatus| Error::netcdf(path, None, e);
+        let _g = lock();
+        let mut ncid = 0;
+        // SAFETY: the lock is held; `c` outlives the call.
+        check(unsafe { sys::nc_create(c.as_ptr(), cmode, &mut ncid) }).map_err(ne)?;
+        let mut w = LibWriter {
+            path: path.to_string(),
+            ncid,
+            open: true,
+            meta: meta.clone(),
+            loc: Vec::with_capacity(meta.vars.len()),
+        };
+        let mut gids = vec![ncid; meta.groups.len()];
+        for (g, grp) in meta.groups.iter().enumerate().skip(1) {
+            let name = c_name(path, &grp.name)?;
+            let parent = gids[grp.parent.unwrap_or(0)];
+            // SAFETY: `parent` is a group of this file, defined before its subgroups.
+            check(unsafe { sys::nc_def_grp(parent, name.as_ptr(), &mut gids[g]) }).map_err(ne)?;
+        }
+        let mut dimids = vec![0; meta.dims.len()];
+        for (i, d) in meta.dims.iter().enumerate() {
+            let name = c_name(path, &d.name)?;
+            let len = if d.unlimited {
+                sys::NC_UNLIMITED
+            } else {
+                d.len
+            };
+            // SAFETY: a group of this file in define mode.
+            check(unsafe { sys::nc_def_dim(gids[d.group], name.as_ptr(), len, &mut dimids[i]) })
+                .map_err(ne)?;
+        }
+        for (g, &gid) in gids.iter().enumerate() {
+            for a in meta.group_attrs(g) {
+                let name = c_name(path, &a.name)?;
+                // SAFETY: a group of this file in define mode.
+                unsafe { put_att(gid, sys::NC_GLOBAL, &name, &a.value) }.map_err(ne)?;
+            }
         }
         for v in &meta.vars {
-            let ve = |e| Error::netcdf(path, Some(&v.name), e);
-            if !meta.format.supports(v.ty) {
-                return Err(Error::var(
-                    &v.name,
-                    format!(
-                        "type {} cannot be stored in a {} file",
-                        v.ty,
-                        meta.format.kind_name()
-                    ),
-                ));
+            let (gid, vid) = w.define_var(v, &gids, &dimids)?;
+            w.loc.push((gid, vid));
+        }
+        // SAFETY: the file is open in define mode.
+        check(unsafe { sys::nc_enddef(ncid) }).map_err(ne)?;
+        Ok(w)
+    }
+
+    /// Define variable `v` with its attributes and storage; returns its ids.
+    fn define_var(&self, v: &Var, gids: &[c_int], dimids: &[c_int]) -> Result<(c_int, c_int)> {
+        let path = self.path.as_str();
+        let meta = &self.meta;
+        let ve = |e: NcStatus| Error::netcdf(path, Some(&v.name), e);
+        if !meta.format.supports(v.ty) {
+            return Err(Error::var(
+                &v.name,
+                format!(
+                    "type {} cannot be stored in a {} file",
+                    v.ty,
+                    meta.format.kind_name()
+                ),
+            ));
+        }
+        let gid = gids[v.group];
+        let name = c_name(path, &v.name)?;
+        let ids: Vec<c_int> = v.dims.iter().map(|&d| dimids[d]).collect();
+        let mut vid = 0;
+        // SAFETY: the lock is held (by `create`); ids are this file's.
+        check(unsafe {
+            sys::nc_def_var(
+                gid,
+                name.as_ptr(),
+                v.ty.code(),
+                ids.len() as c_int,
+                ids.as_ptr(),
+                &mut vid,
+            )
+        })
+        .map_err(ve)?;
+        for a in &v.attrs {
+            let an = c_name(path, &a.name)?;
+            let value = if a.name == "_FillValue" {
+                a.value.convert(v.ty).unwrap_or_else(|| a.value.clone())
+            } else {
+                a.value.clone()
+            };
+            // SAFETY: as above.
+            unsafe { put_att(gid, vid, &an, &value) }.map_err(ve)?;
+        }
+        if meta.format.is_netcdf4() && !v.dims.is_empty() && v.ty != NcType::Str {
+            // Chunks carried over from an input are fitted to this output's shape.
+            if let Some(ch) = v
+                .storage
+                .chunks
+                .as_deref()
+                .and_then(|c| crate::chunking::fit(c, meta, v))
+            {
+                // SAFETY: one chunk size per dimension.
+                check(unsafe { sys::nc_def_var_chunking(gid, vid, sys::NC_CHUNKED, ch.as_ptr()) })
+                    .map_err(ve)?;
             }
-            let dnames: Vec<&str> = v.dims.iter().map(|&d| meta.dims[d].name.as_str()).collect();
-            let mut nv = file
-                .add_variable_with_type(&v.name, &dnames, &from_nc_type(v.ty))
+            let level = v.storage.deflate.filter(|&l| l > 0);
+            if level.is_some() || v.storage.shuffle {
+                // SAFETY: valid ids.
+                check(unsafe {
+                    sys::nc_def_var_deflate(
+                        gid,
+                        vid,
+                        c_int::from(v.storage.shuffle),
+                        c_int::from(level.is_some()),
+                        level.unwrap_or(0),
+                    )
+                })
                 .map_err(ve)?;
-            // _FillValue must be set through the fill-value API on netCDF-4 files.
-            for a in &v.attrs {
-                if a.name == "_FillValue" && meta.format.is_netcdf4() {
-                    set_fill(&mut nv, &a.value, v.ty).map_err(ve)?;
-                } else {
-                    nv.put_attribute(&a.name, attr_to(&a.value)).map_err(ve)?;
-                }
-            }
-            if meta.format.is_netcdf4() && !v.dims.is_empty() {
-                // Chunks carried over from an input are fitted to this output's shape.
-                if let Some(ch) = v
-                    .storage
-                    .chunks
-                    .as_deref()
-                    .and_then(|c| crate::chunking::fit(c, meta, v))
-                {
-                    nv.set_chunking(&ch).map_err(ve)?;
-                }
-                if let Some(l) = v.storage.deflate.filter(|&l| l > 0) {
-                    nv.set_compression(l, v.storage.shuffle).map_err(ve)?;
-                } else if v.storage.shuffle {
-                    nv.set_compression(0, true).map_err(ve)?;
-                }
-            }
-            if v.attr("_FillValue").is_none() {
-                // SAFETY: every variable of the output is written in full by the operator
-                // before the file is closed (the writer's contract), so no unwritten cell
-                // is ever read back.
-                unsafe { nv.set_nofill() }.map_err(ve)?;
             }
         }
-        file.enddef().map_err(ne)?;
-        Ok(LibWriter {
-            path: path.to_string(),
-            file,
-            meta: meta.clone(),
-        })
+        if v.attr("_FillValue").is_none() && v.ty != NcType::Str {
+            // SAFETY: every variable of the output is written in full by the operator
+            // before the file is closed (the writer's contract), so no unwritten cell
+            // is ever read back.
+            check(unsafe { sys::nc_def_var_fill(gid, vid, sys::NC_NOFILL, std::ptr::null()) })
+                .map_err(ve)?;
+        }
+        Ok((gid, vid))
     }
 
     /// Write `values` (the variable's own type) into variable `var` from index `first`
@@ -608,36 +926,55 @@ impl LibWriter {
     /// Write values from the multi-index `first` (at least one index) as
     /// [`crate::classic::Writer::write_raw_at`] describes: consecutive indices of
     /// dimension `first.len() - 1`, whole along the later ones.
+    ///
+    /// Errors: a piece past the end of a fixed dimension, libnetcdf's errors.
     pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
-        quiet_hdf5();
         let v = &self.meta.vars[var];
-        let path = &self.path;
-        let mut nv = self
-            .file
-            .variable_mut(&v.name)
-            .ok_or_else(|| Error::var(&v.name, format!("{path}: not defined")))?;
-        if v.dims.is_empty() {
-            return put(&mut nv, values, &[], &[]).map_err(|e| write_error(path, Some(&v.name), e));
-        }
-        let k = first.len().clamp(1, v.dims.len());
-        let lens: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
-        let inner: usize = lens[k..].iter().product();
-        let mut start = first.to_vec();
-        start.resize(lens.len(), 0);
-        let mut count = vec![1usize; k];
-        count[k - 1] = values.len().checked_div(inner).unwrap_or(0);
-        count.extend_from_slice(&lens[k..]);
-        if count[k - 1] == 0 {
-            return Ok(());
-        }
-        put(&mut nv, values, &start, &count).map_err(|e| write_error(path, Some(&v.name), e))
+        let (gid, vid) = self.loc[var];
+        let (start, count) = if v.dims.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            let k = first.len().clamp(1, v.dims.len());
+            let lens: Vec<usize> = v.dims.iter().map(|&d| self.meta.dims[d].len).collect();
+            let inner: usize = lens[k..].iter().product();
+            let mut start = first.to_vec();
+            start.resize(lens.len(), 0);
+            let mut count = vec![1usize; k];
+            count[k - 1] = values.len().checked_div(inner).unwrap_or(0);
+            count.extend_from_slice(&lens[k..]);
+            if count[k - 1] == 0 {
+                return Ok(());
+            }
+            (start, count)
+        };
+        let _g = lock();
+        let rc = if let Values::Str(s) = values {
+            let cs = c_strings(s);
+            let ptrs: Vec<*const c_char> = cs.iter().map(|c| c.as_ptr()).collect();
+            // SAFETY: the lock is held; `ptrs` holds the product of `count` strings.
+            unsafe {
+                sys::nc_put_vara(
+                    gid,
+                    vid,
+                    start.as_ptr(),
+                    count.as_ptr(),
+                    ptrs.as_ptr().cast(),
+                )
+            }
+        } else {
+            // SAFETY: the lock is held; `values` holds the product of `count` elements
+            // of the variable's type (OutFile converts before calling).
+            unsafe { sys::nc_put_vara(gid, vid, start.as_ptr(), count.as_ptr(), data_ptr(values)) }
+        };
+        check(rc).map_err(|e| write_error(&self.path, Some(&v.name), e))
     }
 
     /// Close the file, reporting libnetcdf's error if closing fails.
-    pub fn finish(self) -> Result<()> {
-        quiet_hdf5();
-        let path = self.path;
-        self.file.close().map_err(|e| write_error(&path, None, e))
+    pub fn finish(mut self) -> Result<()> {
+        self.open = false;
+        let _g = lock();
+        // SAFETY: the file is open; it is not used again.
+        check(unsafe { sys::nc_close(self.ncid) }).map_err(|e| write_error(&self.path, None, e))
     }
 }
 
@@ -645,7 +982,7 @@ impl LibWriter {
 /// file-size limit on a netCDF-4 file as "HDF error"; the system's reason is named
 /// first when it is one of those (from `errno` right after the call, or a file system
 /// with no space left), libnetcdf's words after it.
-fn write_error(path: &str, var: Option<&str>, e: netcdf::Error) -> Error {
+fn write_error(path: &str, var: Option<&str>, e: NcStatus) -> Error {
     let errno = std::io::Error::last_os_error().raw_os_error();
     let full = |dir: &std::path::Path| -> bool {
         let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
@@ -680,69 +1017,9 @@ fn write_error(path: &str, var: Option<&str>, e: netcdf::Error) -> Error {
     }
 }
 
-fn set_fill(nv: &mut netcdf::VariableMut<'_>, val: &Values, ty: NcType) -> netcdf::Result<()> {
-    let val = val.convert(ty).unwrap_or_else(|| val.clone());
-    match &val {
-        Values::Byte(x) => nv.set_fill_value(x[0]),
-        Values::UByte(x) => nv.set_fill_value(x[0]),
-        Values::Short(x) => nv.set_fill_value(x[0]),
-        Values::UShort(x) => nv.set_fill_value(x[0]),
-        Values::Int(x) => nv.set_fill_value(x[0]),
-        Values::UInt(x) => nv.set_fill_value(x[0]),
-        Values::Int64(x) => nv.set_fill_value(x[0]),
-        Values::UInt64(x) => nv.set_fill_value(x[0]),
-        Values::Float(x) => nv.set_fill_value(x[0]),
-        Values::Double(x) => nv.set_fill_value(x[0]),
-        Values::Char(x) => nv.set_fill_value(NcChar(x.first().copied().unwrap_or(0))),
-        Values::Str(_) => Ok(()),
-    }
-}
-
-fn put(
-    nv: &mut netcdf::VariableMut<'_>,
-    values: &Values,
-    start: &[usize],
-    count: &[usize],
-) -> netcdf::Result<()> {
-    let ext: netcdf::Extents = if start.is_empty() {
-        netcdf::Extents::All
-    } else {
-        (start, count).try_into()?
-    };
-    match values {
-        Values::Byte(x) => nv.put_values(x, ext),
-        Values::UByte(x) => nv.put_values(x, ext),
-        Values::Short(x) => nv.put_values(x, ext),
-        Values::UShort(x) => nv.put_values(x, ext),
-        Values::Int(x) => nv.put_values(x, ext),
-        Values::UInt(x) => nv.put_values(x, ext),
-        Values::Int64(x) => nv.put_values(x, ext),
-        Values::UInt64(x) => nv.put_values(x, ext),
-        Values::Float(x) => nv.put_values(x, ext),
-        Values::Double(x) => nv.put_values(x, ext),
-        Values::Char(c) => {
-            let v: Vec<NcChar> = c.iter().map(|&b| NcChar(b)).collect();
-            nv.put_values(&v, ext)
-        }
-        Values::Str(s) => {
-            // One element at a time: the crate has no bulk string put.
-            let mut idx = vec![0usize; count.len()];
-            for item in s {
-                let mut full = idx.clone();
-                for (k, f) in full.iter_mut().enumerate() {
-                    *f += start[k];
-                }
-                nv.put_string(item, full.as_slice())?;
-                odometer(&mut idx, count);
-            }
-            Ok(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::runs_of;
+    use super::*;
 
     #[test]
     fn runs_split_arithmetic_progressions() {
@@ -750,5 +1027,78 @@ mod tests {
         assert_eq!(runs_of(&[0, 2, 4, 1, 3]), vec![(0, 3, 2, 0), (1, 2, 2, 3)]);
         assert_eq!(runs_of(&[3, 0, 1]), vec![(3, 1, 1, 0), (0, 2, 1, 1)]);
         assert_eq!(runs_of(&[5]), vec![(5, 1, 1, 0)]);
+    }
+
+    /// Groups, strings, unsigned and 64-bit types and storage survive a write and a read.
+    #[test]
+    fn groups_strings_and_storage_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.nc");
+        let path = path.to_str().unwrap();
+        let mut m = Meta::new(Format::Netcdf4);
+        m.attrs.push(Attr {
+            name: "tags".into(),
+            value: Values::Str(vec!["a".into(), "b c".into()]),
+        });
+        m.dims.push(Dim::new("time", 2, true));
+        m.dims.push(Dim::new("x", 3, false));
+        let g = m.add_group(0, "inner");
+        let h = m.add_group(g, "deeper");
+        m.groups[g].attrs.push(Attr::text("note", "inside"));
+        m.dims.push(Dim {
+            group: g,
+            ..Dim::new("band", 2, false)
+        });
+        let mut s = Var::new("names", NcType::Str, vec![1]);
+        s.attrs.push(Attr {
+            name: "kinds".into(),
+            value: Values::Str(vec!["k".into()]),
+        });
+        m.vars.push(s);
+        let mut t = Var::new("t", NcType::Float, vec![0, 2, 1]);
+        t.group = h;
+        t.storage = Storage {
+            chunks: Some(vec![1, 2, 3]),
+            deflate: Some(3),
+            shuffle: true,
+        };
+        m.vars.push(t);
+        let mut u = Var::new("u", NcType::UInt64, vec![1]);
+        u.group = g;
+        m.vars.push(u);
+        let mut w = LibWriter::create(path, &m).unwrap();
+        let names = Values::Str(vec!["one".into(), "".into(), "three\"3".into()]);
+        w.write(0, 0, &names).unwrap();
+        w.write(1, 0, &Values::Float((0..12).map(|i| i as f32).collect()))
+            .unwrap();
+        w.write(2, 0, &Values::UInt64(vec![u64::MAX, 0, 7]))
+            .unwrap();
+        w.finish().unwrap();
+
+        let r = LibReader::open(path).unwrap();
+        let rm = r.meta();
+        assert_eq!(rm.groups.len(), 3);
+        assert_eq!(rm.group_path(2), "/inner/deeper");
+        assert_eq!(rm.group_attrs(1), &m.groups[g].attrs[..]);
+        assert_eq!(rm.attrs, m.attrs);
+        let t = rm.var_id("/inner/deeper/t").unwrap();
+        assert_eq!(rm.vars[t].storage, m.vars[1].storage);
+        assert_eq!(rm.dim_path(rm.vars[t].dims[1]), "/inner/band");
+        assert_eq!(
+            r.read(t, &[vec![1], vec![0, 1], vec![0, 2]]).unwrap(),
+            Values::Float(vec![6.0, 8.0, 9.0, 11.0])
+        );
+        let n = rm.var_id("/names").unwrap();
+        assert_eq!(r.read(n, &[vec![0, 1, 2]]).unwrap(), names);
+        assert_eq!(
+            r.read(n, &[vec![2, 0]]).unwrap(),
+            Values::Str(vec!["three\"3".into(), "one".into()])
+        );
+        assert_eq!(rm.vars[n].attrs, m.vars[0].attrs);
+        let u = rm.var_id("/inner/u").unwrap();
+        assert_eq!(
+            r.read(u, &[vec![0, 1, 2]]).unwrap(),
+            Values::UInt64(vec![u64::MAX, 0, 7])
+        );
     }
 }
