@@ -17,8 +17,8 @@ use nco_core::dataset::Dataset;
 use nco_core::extract::{self, RecordChange};
 use nco_core::hyperslab::{HyperslabSpec, Selection};
 use nco_core::output::Existing;
-use nco_core::stations;
 use nco_core::target::{Output, Target};
+use nco_core::{groups, stations};
 use nco_core::{Error, Result};
 
 use print::{PrintOptions, Style};
@@ -85,6 +85,15 @@ pub struct Cli {
     /// Make this dimension the record dimension in the output
     #[arg(long = "mk_rec_dmn", value_name = "DIM")]
     pub mk_rec_dmn: Option<String>,
+    /// Group path editing of the output: NAME prepends a group, NAME:N deletes N
+    /// leading levels first, NAME@N N trailing ones, `:` flattens every group
+    #[arg(
+        short = 'G',
+        long = "gpe",
+        value_name = "NAME[:N|@N]",
+        allow_hyphen_values = true
+    )]
+    pub gpe: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub stations: nco_core::stations::StationArgs,
@@ -183,7 +192,18 @@ fn extract_to(
         fix: cli.fix_rec_dmn.clone(),
         make: cli.mk_rec_dmn.clone(),
     };
-    let plan = target.plan_extract(ds.meta(), vars, sel, &rec)?;
+    let sel_args = cli.std.select.select_args();
+    let layout = extract::Layout {
+        gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
+        // Without -v every group -g selects is written, even one without variables.
+        groups: if sel_args.vars.is_empty() {
+            let keep = groups::select_groups(ds.meta(), &sel_args.groups)?;
+            (0..keep.len()).filter(|&g| keep[g]).collect()
+        } else {
+            Vec::new()
+        },
+    };
+    let plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
     let mut out = Output::create(target, plan.meta.clone())?;
     out.copy_plan(ds, &plan, sel)?;
     Ok(out)

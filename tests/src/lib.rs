@@ -174,6 +174,65 @@ pub fn storage_nc4() -> &'static Path {
     build_fixture(&F, "storage.cdl", "storage_nc4.nc", &["-k", "netCDF-4"])
 }
 
+/// `tests/data/groups.cdl` as a netCDF-4 file (read-only): nested groups, a dimension
+/// shadowed in an inner group, string variables and attributes, the unsigned and
+/// 64-bit types, compressed and chunked variables.
+pub fn groups_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "groups.cdl", "groups.nc", &["-k", "nc4"])
+}
+
+/// [`groups_fixture`] as a string argument.
+pub fn gx() -> String {
+    groups_fixture().to_string_lossy().into_owned()
+}
+
+/// `ncdump -hs FILE` storage lines, one per variable: `path: key=value; ...` with the
+/// variable's `_Storage`, `_ChunkSizes`, `_DeflateLevel` and `_Shuffle` (sorted by
+/// path), for comparing how two files store their variables.
+#[track_caller]
+pub fn storage(file: &str) -> Vec<String> {
+    let text = ncdump(&["-hs"], file);
+    let mut group: Vec<String> = Vec::new();
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in text.lines().map(str::trim) {
+        if let Some(g) = line.strip_prefix("group: ") {
+            group.push(g.trim_end_matches(" {").to_string());
+        } else if line.starts_with("} // group") {
+            group.pop();
+        } else if let Some((var, rest)) = line.split_once(':') {
+            let key = rest.split_whitespace().next().unwrap_or("");
+            if var.is_empty()
+                || !["_Storage", "_ChunkSizes", "_DeflateLevel", "_Shuffle"].contains(&key)
+            {
+                continue;
+            }
+            let path = format!(
+                "/{}",
+                group
+                    .iter()
+                    .chain([&var.to_string()])
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("/")
+            );
+            let value = rest
+                .trim_start_matches(key)
+                .trim()
+                .trim_start_matches('=')
+                .trim()
+                .trim_end_matches(" ;");
+            out.entry(path).or_default().push(format!("{key}={value}"));
+        }
+    }
+    out.into_iter()
+        .map(|(k, mut v)| {
+            v.sort();
+            format!("{k}: {}", v.join("; "))
+        })
+        .collect()
+}
+
 /// `tests/data/ncap.cdl` (the ncap2 tests' small fixture) as a netCDF3 classic file
 /// (read-only: copy it before modifying).
 pub fn ncap_fixture() -> &'static Path {

@@ -16,6 +16,7 @@ mod differential;
 mod edge;
 mod faults;
 mod fixed;
+mod groups;
 mod harness;
 mod limits;
 mod nc4engine;

@@ -402,6 +402,16 @@ pub struct VarArgs {
     /// Do not follow CF cell_measures attributes
     #[arg(long = "no_cll_msr")]
     pub no_cell_measures: bool,
+    /// Groups to process: comma-separated names or paths (with their subgroups) or
+    /// regular expressions
+    #[arg(
+        short = 'g',
+        long = "grp",
+        visible_alias = "group",
+        value_name = "LIST",
+        allow_hyphen_values = true
+    )]
+    pub groups: Option<String>,
 }
 
 impl VarArgs {
@@ -414,6 +424,11 @@ impl VarArgs {
             all_coords: self.all_coords,
             no_formula_terms: self.no_formula_terms,
             no_cell_measures: self.no_cell_measures,
+            // An empty -g is an error (NCO's), not "every group".
+            groups: match self.groups.as_deref().map(split_list) {
+                Some(g) if g.is_empty() => vec![String::new()],
+                g => g.unwrap_or_default(),
+            },
         }
     }
 }

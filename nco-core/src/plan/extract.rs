@@ -11,6 +11,7 @@ use crate::dataset::{Dataset, OutFile};
 use crate::error::{Error, Result};
 use crate::model::{set_attr, Dim, Format, Meta, Storage, Var};
 use crate::rules::chunking::ChunkArgs;
+use crate::rules::groups::Gpe;
 use crate::rules::hyperslab::Selection;
 
 /// Bytes read per block when copying a selection (bounds peak memory).
@@ -43,10 +44,20 @@ pub struct Plan {
     pub src: Vec<usize>,
 }
 
-/// Define the output of extracting `vars` (input indices, in output order) with `sel`.
+/// How an output lays out groups (beyond those of the written variables).
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// `-G`: the group path edit applied to every group written.
+    pub gpe: Option<Gpe>,
+    /// Input groups written even when none of their variables is (with their
+    /// attributes): ncks keeps every group `-g` selects, and all without `-v`.
+    pub groups: Vec<usize>,
+}
+
+/// Define the output of extracting `vars` (input indices, in output order) with `sel`,
+/// keeping the groups of the variables (see [`plan_with`]).
 ///
-/// Errors: `--mk_rec_dmn` on a dimension that is not the first of every variable using
-/// it; a type the output format cannot hold (named).
+/// Errors: as [`plan_with`].
 pub fn plan(
     input: &Meta,
     vars: &[usize],
@@ -55,8 +66,35 @@ pub fn plan(
     rec: &RecordChange,
     storage: &StorageArgs,
 ) -> Result<Plan> {
+    plan_with(input, vars, sel, format, rec, storage, &Layout::default())
+}
+
+/// Define the output of extracting `vars` (input indices, in output order) with `sel`:
+/// every group holding a variable written (and its ancestors, and `layout.groups`) is
+/// written with its attributes, at its own path or at the path `layout.gpe` makes of
+/// it; a netCDF3 output, which has no groups, gets everything in its root group (the
+/// attributes of the other groups after the global ones, the first of a name kept), as
+/// NCO 5.1.4 writes it. Output groups are defined in alphabetical order of their paths,
+/// dimensions in each group in order of first use by the variables.
+///
+/// Errors: `--mk_rec_dmn` on a dimension that is not the first of every variable using
+/// it; two variables, or two dimensions of different sizes, that the layout puts at the
+/// same path (both named).
+pub fn plan_with(
+    input: &Meta,
+    vars: &[usize],
+    sel: &Selection,
+    format: Format,
+    rec: &RecordChange,
+    storage: &StorageArgs,
+    layout: &Layout,
+) -> Result<Plan> {
     let mut meta = Meta::new(format);
-    meta.attrs = input.attrs.clone();
+    let gpe = layout
+        .gpe
+        .clone()
+        .or_else(|| format.is_classic_family().then(Gpe::flatten));
+    let gmap = map_groups(input, vars, layout, gpe.as_ref(), &mut meta);
     let mut dim_map: Vec<Option<usize>> = vec![None; input.dims.len()];
     if let Some(m) = &rec.make {
         let d = input
@@ -89,24 +127,59 @@ pub fn plan(
                     if let Some(m) = &rec.make {
                         unlimited = *m == id.name;
                     }
-                    meta.dims.push(Dim {
+                    let dim = Dim {
                         name: id.name.clone(),
                         len: sel.len(input, d),
                         unlimited,
-                    });
-                    dim_map[d] = Some(meta.dims.len() - 1);
-                    meta.dims.len() - 1
+                        group: gmap[id.group].unwrap_or(0),
+                    };
+                    let od = match meta
+                        .dims
+                        .iter()
+                        .position(|o| o.group == dim.group && o.name == dim.name)
+                    {
+                        Some(o) if meta.dims[o] == dim => o,
+                        Some(o) => {
+                            return Err(Error::msg(format!(
+                                "dimensions {} and {} would both be {} in the output, with \
+                                 different sizes (netCDF3 outputs and -G flatten groups; \
+                                 select fewer variables with -v or -g)",
+                                input.dim_path(d),
+                                input.dim_path(origin(&dim_map, o)),
+                                meta.dim_path(o)
+                            )))
+                        }
+                        None => {
+                            meta.dims.push(dim);
+                            meta.dims.len() - 1
+                        }
+                    };
+                    dim_map[d] = Some(od);
+                    od
                 }
             };
             dims.push(od);
         }
-        if !format.supports(iv.ty) {
+        if iv.ty == crate::types::NcType::Str && !format.supports(iv.ty) {
             return Err(Error::var(
-                &iv.name,
+                &input.var_path(v),
                 format!(
-                    "type {} cannot be stored in a {} file",
-                    iv.ty,
+                    "is an NC_STRING variable, which a {} file cannot store (strings need \
+                     netCDF-4: write with -4, or leave it out with -x -v)",
                     format.kind_name()
+                ),
+            ));
+        }
+        let group = gmap[iv.group].unwrap_or(0);
+        if let Some(o) = meta.var_in(group, &iv.name) {
+            let other = vars[o];
+            return Err(Error::var(
+                &input.var_path(v),
+                format!(
+                    "and {} would both be {} in the output (netCDF3 outputs and -G \
+                     flatten groups; select one with -v or -g)",
+                    input.var_path(other),
+                    meta.var_path(o)
                 ),
             ));
         }
@@ -116,6 +189,7 @@ pub fn plan(
             dims,
             attrs: iv.attrs.clone(),
             storage: Storage::default(),
+            group,
         });
     }
     apply_storage(&mut meta, input, vars, storage);
@@ -125,22 +199,93 @@ pub fn plan(
     })
 }
 
-/// Set chunking, deflate and shuffle on a netCDF-4 output (`input`'s chunks kept by
-/// default).
+/// The input dimension that became output dimension `o` (for messages).
+fn origin(dim_map: &[Option<usize>], o: usize) -> usize {
+    dim_map.iter().position(|&m| m == Some(o)).unwrap_or(0)
+}
+
+/// Define in `out` the groups an output of `vars` needs (their groups and ancestors,
+/// and `layout.groups`), at the paths `gpe` makes of them, in alphabetical order of
+/// output paths, with their attributes; returns each input group's output group.
+fn map_groups(
+    input: &Meta,
+    vars: &[usize],
+    layout: &Layout,
+    gpe: Option<&Gpe>,
+    out: &mut Meta,
+) -> Vec<Option<usize>> {
+    let n = input.groups.len();
+    let mut need = vec![false; n];
+    need[0] = true;
+    let wanted = vars
+        .iter()
+        .map(|&v| input.vars[v].group)
+        .chain(layout.groups.iter().copied());
+    for g in wanted {
+        let mut at = Some(g);
+        while let Some(i) = at {
+            need[i] = true;
+            at = input.groups[i].parent;
+        }
+    }
+    let path_of = |g: usize| {
+        let p = input.group_path(g);
+        gpe.map_or(p.clone(), |e| e.apply(&p))
+    };
+    let mut order: Vec<(String, usize)> = (0..n)
+        .filter(|&g| need[g])
+        .map(|g| (path_of(g), g))
+        .collect();
+    order.sort();
+    let mut gmap = vec![None; n];
+    for (path, g) in order {
+        let mut og = 0;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            og = out.add_group(og, part);
+        }
+        gmap[g] = Some(og);
+        for a in input.group_attrs(g) {
+            let attrs = out.group_attrs_mut(og);
+            if !attrs.iter().any(|b| b.name == a.name) {
+                attrs.push(a.clone());
+            }
+        }
+    }
+    gmap
+}
+
+/// Set chunking and compression on a netCDF-4 output: chunks as
+/// [`ChunkArgs::chunks_for`] chooses them (the input's kept by default); `-L N` deflates
+/// every variable but scalars and strings at level N with the shuffle filter, as NCO
+/// does (`-L 0` removes compression); without `-L` each variable keeps its input's
+/// deflate level and shuffle (NCO 5.1.4 instead applies the level of the first
+/// compressed variable it copies, with shuffle, to every later one: see the README's
+/// compatibility notes).
 pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &StorageArgs) {
     if !meta.format.is_netcdf4() {
         return;
     }
     for (i, &s) in src.iter().enumerate() {
-        let in_chunks = input.vars.get(s).and_then(|v| v.storage.chunks.clone());
+        let in_st = input
+            .vars
+            .get(s)
+            .filter(|_| input.format.is_netcdf4())
+            .map(|v| v.storage.clone())
+            .unwrap_or_default();
         let v = meta.vars[i].clone();
-        let chunks = storage.chunk.chunks_for(meta, &v, in_chunks.as_deref());
+        let chunks = storage.chunk.chunks_for(meta, &v, in_st.chunks.as_deref());
         let out = &mut meta.vars[i];
         out.storage.chunks = chunks;
-        out.storage.deflate = storage.deflate.filter(|_| !out.dims.is_empty());
+        let filterable = !out.dims.is_empty() && out.ty != crate::types::NcType::Str;
         // NCO 5.1.4 shuffles whatever it deflates (`ncks -4 -L 1` writes
         // `_Shuffle = "true"`): 30% smaller files of floats at level 1.
-        out.storage.shuffle = out.storage.deflate.is_some_and(|l| l > 0);
+        let (deflate, shuffle) = match storage.deflate {
+            _ if !filterable => (None, false),
+            Some(l) => (Some(l).filter(|&l| l > 0), l > 0),
+            None => (in_st.deflate.filter(|&l| l > 0), in_st.shuffle),
+        };
+        out.storage.deflate = deflate;
+        out.storage.shuffle = shuffle;
     }
 }
 
@@ -260,8 +405,9 @@ pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<V
 }
 
 /// Merge `new` (a plan for the appended variables) into the metadata of an existing
-/// output `old`: dimensions matched by name (sizes must agree), variables of the same
-/// name replaced, global attributes of `new` added where `old` lacks them.
+/// output `old`: groups and dimensions matched by path (dimension sizes must agree),
+/// variables of the same path replaced, group and global attributes of `new` added
+/// where `old` lacks them.
 ///
 /// Returns the merged metadata and, for each merged variable, where it comes from.
 ///
@@ -269,15 +415,28 @@ pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<V
 pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)> {
     let mut meta = old.clone();
     let mut sources: Vec<AppendSource> = (0..old.vars.len()).map(AppendSource::Existing).collect();
+    let mut gmap = Vec::with_capacity(new.groups.len());
+    for g in 0..new.groups.len() {
+        let og = match new.groups[g].parent {
+            None => 0,
+            Some(p) => meta.add_group(gmap[p], &new.groups[g].name),
+        };
+        gmap.push(og);
+    }
     let mut map = Vec::with_capacity(new.dims.len());
     for d in &new.dims {
-        match meta.dim_id(&d.name) {
+        let group = gmap[d.group];
+        match meta
+            .dims
+            .iter()
+            .position(|o| o.group == group && o.name == d.name)
+        {
             Some(od) => {
                 let o = &meta.dims[od];
                 if o.len != d.len && !(o.unlimited && d.unlimited) {
                     return Err(Error::msg(format!(
                         "cannot append: dimension {} has size {} in the output file but {} in the input",
-                        d.name, o.len, d.len
+                        meta.dim_path(od), o.len, d.len
                     )));
                 }
                 if o.unlimited && d.unlimited {
@@ -286,7 +445,7 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
                 map.push(od);
             }
             None => {
-                meta.dims.push(d.clone());
+                meta.dims.push(Dim { group, ..d.clone() });
                 map.push(meta.dims.len() - 1);
             }
         }
@@ -294,7 +453,8 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
     for (i, v) in new.vars.iter().enumerate() {
         let mut nv = v.clone();
         nv.dims = v.dims.iter().map(|&d| map[d]).collect();
-        match meta.var_id(&v.name) {
+        nv.group = gmap[v.group];
+        match meta.var_in(nv.group, &v.name) {
             Some(j) => {
                 meta.vars[j] = nv;
                 sources[j] = AppendSource::New(i);
@@ -305,9 +465,11 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
             }
         }
     }
-    for a in &new.attrs {
-        if meta.attr(&a.name).is_none() {
-            set_attr(&mut meta.attrs, a.clone());
+    for (g, &og) in gmap.iter().enumerate() {
+        for a in new.group_attrs(g) {
+            if !meta.group_attrs(og).iter().any(|b| b.name == a.name) {
+                set_attr(meta.group_attrs_mut(og), a.clone());
+            }
         }
     }
     Ok((meta, sources))

@@ -26,7 +26,7 @@ use crate::error::Result;
 use crate::model::{Format, Meta};
 use crate::output::{self, Existing, TempOutput};
 use crate::plan::arith;
-use crate::plan::extract::{self, AppendSource, Plan, RecordChange, StorageArgs};
+use crate::plan::extract::{self, AppendSource, Layout, Plan, RecordChange, StorageArgs};
 use crate::rules::hyperslab::Selection;
 use crate::rules::multifile;
 
@@ -118,8 +118,23 @@ impl Target {
         sel: &Selection,
         rec: &RecordChange,
     ) -> Result<Plan> {
+        self.plan_extract_with(input, vars, sel, rec, &Layout::default())
+    }
+
+    /// [`Target::plan_extract`] with the groups laid out as `layout` says (`-G`, the
+    /// groups `-g` keeps without variables; see [`extract::plan_with`]).
+    ///
+    /// Errors: those of [`Target::format_for`] and [`extract::plan_with`].
+    pub fn plan_extract_with(
+        &self,
+        input: &Meta,
+        vars: &[usize],
+        sel: &Selection,
+        rec: &RecordChange,
+        layout: &Layout,
+    ) -> Result<Plan> {
         let format = self.format_for(input.format)?;
-        extract::plan(input, vars, sel, format, rec, &self.storage)
+        extract::plan_with(input, vars, sel, format, rec, &self.storage, layout)
     }
 }
 
@@ -331,6 +346,7 @@ mod tests {
             name: "x".into(),
             len,
             unlimited: false,
+            group: 0,
         });
         m.vars.push(Var {
             name: name.into(),
@@ -338,6 +354,7 @@ mod tests {
             dims: vec![0],
             attrs: Vec::new(),
             storage: Storage::default(),
+            group: 0,
         });
         m
     }

@@ -42,7 +42,7 @@ use regex::Regex;
 
 use crate::error::{Error, Result};
 use crate::model::{Attr, Meta};
-use crate::rules::{names, select};
+use crate::rules::{groups, names};
 use crate::types::{NcType, Values};
 
 /// An edit mode (the third field of `-a`).
@@ -361,7 +361,7 @@ impl AttEdit {
         };
         let names = if f[0].is_empty() {
             Names::All
-        } else if mode.existing_only() && select::is_regex(f[0]) {
+        } else if mode.existing_only() && groups::is_regex(f[0]) {
             Names::Regex(rx(f[0], "attribute names")?)
         } else {
             Names::Exact(f[0].to_string())
@@ -370,7 +370,7 @@ impl AttEdit {
             Objects::AllVars
         } else if f[1].eq_ignore_ascii_case("global") || f[1].eq_ignore_ascii_case("group") {
             Objects::Global
-        } else if select::is_regex(f[1]) {
+        } else if groups::is_regex(f[1]) {
             Objects::Regex(rx(f[1], "variable names")?)
         } else {
             Objects::Var(f[1].to_string())

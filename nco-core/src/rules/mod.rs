@@ -8,6 +8,7 @@ pub mod cell_methods;
 pub mod cfmt;
 pub mod chunking;
 pub mod fill;
+pub mod groups;
 pub mod hyperslab;
 pub mod mask;
 pub mod multifile;

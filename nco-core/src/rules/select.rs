@@ -15,12 +15,20 @@
 //! * `-c` adds every coordinate variable of the file;
 //! * `-x` excludes the list; excluding a variable that another extracted variable needs
 //!   as coordinate or CF-associated variable is an error unless `-C`;
-//! * the result is in alphabetical (byte) order, as NCO writes and prints it.
-
-use regex::Regex;
+//! * the result is in alphabetical (byte) order of full paths, as NCO writes and
+//!   prints it (for a file without groups: of names);
+//! * in files with groups, items name variables by short name or path and `-g`
+//!   restricts the list to some groups ([`crate::rules::groups`]); a coordinate is the
+//!   variable of its dimension's group, and names in CF attributes are looked up from
+//!   the variable's group outwards.
 
 use crate::error::{Error, Result};
 use crate::model::Meta;
+use crate::rules::groups::{select_groups, Item};
+
+/// Whether a list item is a regular expression (defined with the other naming rules in
+/// [`crate::rules::groups`]).
+pub use crate::rules::groups::is_regex;
 
 /// What the user asked for.
 #[derive(Clone, Debug, Default)]
@@ -37,12 +45,8 @@ pub struct SelectArgs {
     pub no_formula_terms: bool,
     /// `--no_cll_msr`: do not follow `cell_measures`.
     pub no_cell_measures: bool,
-}
-
-/// True when a name given for matching holds a character of a regular expression
-/// (`.*^$+?[](){}|\`), so NCO treats it as one rather than as a plain name.
-pub fn is_regex(s: &str) -> bool {
-    s.chars().any(|c| ".*^$+?[](){}|\\".contains(c))
+    /// `-g` list items (group names or regular expressions); empty = all groups.
+    pub groups: Vec<String>,
 }
 
 /// Names referenced by one CF attribute value.
@@ -69,8 +73,7 @@ pub fn coordinates_of(meta: &Meta, var: usize) -> Vec<usize> {
     meta.vars[var]
         .dims
         .iter()
-        .filter_map(|&d| meta.var_id(&meta.dims[d].name))
-        .filter(|&c| meta.is_coord_var(&meta.vars[c]))
+        .filter_map(|&d| meta.coord_var(d))
         .collect()
 }
 
@@ -93,11 +96,15 @@ pub fn cf_associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     }
     for a in attrs {
         if let Some(t) = v.attr_text(a) {
-            out.extend(referenced(a, &t).iter().filter_map(|n| meta.var_id(n)));
+            out.extend(
+                referenced(a, &t)
+                    .iter()
+                    .filter_map(|n| meta.var_in_scope(v.group, n)),
+            );
         }
     }
     if v.name == "lev" {
-        out.extend(meta.var_id("ilev"));
+        out.extend(meta.var_in_scope(v.group, "ilev"));
     }
     out
 }
@@ -119,36 +126,37 @@ pub fn select_input_order(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> 
     Ok(vars)
 }
 
-/// Resolve the extraction list to variable indices in alphabetical order.
+/// Resolve the extraction list to variable indices in alphabetical order (of full
+/// paths).
 ///
-/// Errors: a plain name that is not in the file; `-x` of a variable others need
-/// without `-C` (both messages name the variable).
+/// Errors: a plain name that is not in the file (or not in the `-g` groups); a `-g`
+/// item that matches no group; `-x` of a variable others need without `-C` (the
+/// messages name the variable or group).
 pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     let n = meta.vars.len();
+    let in_groups = select_groups(meta, &args.groups)?;
+    let allowed: Vec<bool> = meta.vars.iter().map(|v| in_groups[v.group]).collect();
     let mut listed = vec![false; n];
-    for item in &args.vars {
-        if is_regex(item) {
-            let re = Regex::new(item)
-                .map_err(|e| Error::option("-v", format!("bad regular expression {item}: {e}")))?;
-            for (i, v) in meta.vars.iter().enumerate() {
-                if re.is_match(&v.name) {
-                    listed[i] = true;
-                }
+    for text in &args.vars {
+        let item = Item::parse("-v", text)?;
+        let mut any = false;
+        for (i, v) in meta.vars.iter().enumerate() {
+            if allowed[i] && item.matches(&v.name, &meta.var_path(i)) {
+                listed[i] = true;
+                any = true;
             }
-        } else {
-            let i = meta.var_id(item).ok_or_else(|| {
-                Error::var(
-                    item,
-                    "is not in the input file (-v names an unknown variable)",
-                )
-            })?;
-            listed[i] = true;
+        }
+        if !any && !item.is_regex() {
+            return Err(Error::var(
+                text,
+                "is not in the input file (-v names an unknown variable)",
+            ));
         }
     }
     let mut keep: Vec<bool> = if args.vars.is_empty() {
-        vec![!args.exclude; n]
+        allowed.iter().map(|&a| a && !args.exclude).collect()
     } else if args.exclude {
-        listed.iter().map(|&l| !l).collect()
+        (0..n).map(|i| allowed[i] && !listed[i]).collect()
     } else {
         listed.clone()
     };
@@ -199,12 +207,16 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         }
     }
     let mut out: Vec<usize> = (0..n).filter(|&i| keep[i]).collect();
-    out.sort_by(|&a, &b| {
-        meta.vars[a]
-            .name
-            .as_bytes()
-            .cmp(meta.vars[b].name.as_bytes())
-    });
+    if meta.has_groups() {
+        out.sort_by_cached_key(|&a| meta.var_path(a));
+    } else {
+        out.sort_by(|&a, &b| {
+            meta.vars[a]
+                .name
+                .as_bytes()
+                .cmp(meta.vars[b].name.as_bytes())
+        });
+    }
     Ok(out)
 }
 
@@ -255,6 +267,7 @@ mod tests {
             name: "lev".into(),
             len: 3,
             unlimited: false,
+            group: 0,
         });
         let var = |name: &str, dims: Vec<usize>, attrs: Vec<Attr>| Var {
             name: name.into(),
@@ -262,6 +275,7 @@ mod tests {
             dims,
             attrs,
             storage: Storage::default(),
+            group: 0,
         };
         m.vars.push(var(
             "lev",

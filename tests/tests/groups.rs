@@ -1,0 +1,218 @@
+//! Files with groups (tests/data/groups.cdl as netCDF-4): copies keep the groups,
+//! their attributes, string variables and attributes and the netCDF-4 types as NCO
+//! 5.1.4 does; `-v`/`-x` items and `-g` name variables and groups by name or path;
+//! `-G` edits group paths; netCDF3 outputs flatten the groups. Files are compared
+//! with NCO's own output of the same command (exact: ncks does no arithmetic).
+
+use nco_tests::{compare, gx, is_nco, nco, reference, storage, Dump, Scratch};
+
+/// Run `ncks ARGS groups.nc out` with NCO and with the binaries under test; require
+/// equal files.
+#[track_caller]
+fn same_as_nco(args: &[&str]) -> (Scratch, String, String) {
+    let s = Scratch::new();
+    let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+    reference("ncks").args(args).arg(gx()).arg(&a).succeeds();
+    nco("ncks").args(args).arg(gx()).arg(&b).succeeds();
+    compare(&a, &b).equal();
+    (s, a, b)
+}
+
+/// The variables (full paths) and groups of a file.
+fn layout(file: &str) -> (Vec<String>, Vec<String>) {
+    let d = Dump::of(file);
+    let mut vars: Vec<String> = d
+        .groups
+        .iter()
+        .flat_map(|g| {
+            let p = g.path.trim_end_matches('/').to_string();
+            g.vars.iter().map(move |v| format!("{p}/{}", v.name))
+        })
+        .collect();
+    vars.sort();
+    let mut groups: Vec<String> = d.groups.iter().map(|g| g.path.clone()).collect();
+    groups.sort();
+    (vars, groups)
+}
+
+#[test]
+fn copy_keeps_groups_strings_and_types_as_nco() {
+    let (_s, _a, b) = same_as_nco(&["-O"]);
+    let (vars, groups) = layout(&b);
+    assert_eq!(groups, ["/", "/empty", "/model", "/model/diag", "/obs"]);
+    assert!(
+        vars.contains(&"/model/diag/tas".to_string()) && vars.contains(&"/obs/site".to_string())
+    );
+    let d = Dump::of(&b);
+    let obs = d.groups.iter().find(|g| g.path == "/obs").unwrap();
+    assert_eq!(
+        obs.dims.iter().find(|x| x.name == "lat").map(|x| x.len),
+        Some(2),
+        "the shadowing lat"
+    );
+}
+
+#[test]
+fn copy_keeps_each_variables_compression_and_chunks() {
+    // NCO 5.1.4 applies the first compressed variable's level (with shuffle) to every
+    // later variable; we keep each variable's own filters (README, compatibility).
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let out = s.arg("o.nc");
+    nco("ncks").args(["-O", &gx(), &out]).succeeds();
+    let st = storage(&out);
+    let find = |p: &str| {
+        st.iter()
+            .find(|l| l.starts_with(&format!("{p}: ")))
+            .unwrap_or_else(|| panic!("{p} in {st:?}"))
+            .clone()
+    };
+    assert_eq!(
+        find("/tas"),
+        "/tas: _ChunkSizes=2, 3, 4; _DeflateLevel=5; _Shuffle=\"true\"; _Storage=\"chunked\""
+    );
+    assert_eq!(
+        find("/model/ta"),
+        "/model/ta: _ChunkSizes=1, 1, 3, 4; _DeflateLevel=2; _Storage=\"chunked\""
+    );
+    assert_eq!(
+        find("/model/diag/pr"),
+        "/model/diag/pr: _ChunkSizes=4, 3; _Storage=\"chunked\""
+    );
+    assert_eq!(find("/lat"), "/lat: _Storage=\"contiguous\"");
+    let input = storage(&gx());
+    let count = |v: &[String]| v.iter().filter(|l| l.contains("_DeflateLevel")).count();
+    assert_eq!(count(&st), count(&input), "{st:?}");
+}
+
+#[test]
+fn minus_l_deflates_with_shuffle_everything_but_strings_and_scalars_as_nco() {
+    let (_s, a, b) = same_as_nco(&["-O", "-L", "3"]);
+    let (x, y) = (storage(&a), storage(&b));
+    for (l, m) in x.iter().zip(&y) {
+        // Deflate and shuffle as NCO; chunks of once-contiguous variables are
+        // libnetcdf's defaults in both.
+        assert_eq!(l, m);
+    }
+    assert_eq!(x.len(), y.len());
+    assert!(y
+        .iter()
+        .any(|l| l.starts_with("/scalar: ") && !l.contains("Deflate")));
+    assert!(y
+        .iter()
+        .any(|l| l.starts_with("/obs/site: ") && !l.contains("Deflate")));
+}
+
+#[test]
+fn minus_l_0_removes_compression_as_nco() {
+    let (_s, a, b) = same_as_nco(&["-O", "-L", "0"]);
+    assert_eq!(storage(&a), storage(&b));
+}
+
+#[test]
+fn variables_by_name_path_and_regex_as_nco() {
+    for v in [
+        "tas",
+        "/tas",
+        "diag/tas",
+        "/model/ta",
+        "^t",
+        "/model/.*",
+        "lat",
+        "city,site",
+    ] {
+        let (_s, _a, b) = same_as_nco(&["-O", "-v", v]);
+        assert!(!layout(&b).0.is_empty(), "{v}");
+    }
+    let (_s, _a, b) = same_as_nco(&["-O", "-C", "-v", "/model/ta"]);
+    assert_eq!(layout(&b).0, ["/model/ta"]);
+    let (_s, _a, b) = same_as_nco(&["-O", "-x", "-v", "tas,site,city,label"]);
+    assert!(!layout(&b).0.iter().any(|v| v.ends_with("/tas")));
+}
+
+#[test]
+fn groups_by_name_path_and_regex_as_nco() {
+    for g in ["model", "diag", "/model/diag", "mod.*", "obs,empty"] {
+        same_as_nco(&["-O", "-g", g]);
+    }
+    let (_s, _a, b) = same_as_nco(&["-O", "-g", "model", "-v", "ta"]);
+    assert_eq!(
+        layout(&b).0,
+        ["/lat", "/lon", "/model/level", "/model/ta", "/time"]
+    );
+    let (_s, _a, b) = same_as_nco(&["-O", "-g", "diag"]);
+    assert_eq!(layout(&b).1, ["/", "/model", "/model/diag"]);
+}
+
+#[test]
+fn group_path_editing_as_nco() {
+    same_as_nco(&["-O", "-g", "model", "-G", ":"]);
+    same_as_nco(&["-O", "-v", "ta", "-G", "new"]);
+    same_as_nco(&["-O", "-g", "diag", "-G", ":1"]);
+    let (_s, _a, b) = same_as_nco(&["-O", "-g", "diag", "-G", ":1"]);
+    assert_eq!(layout(&b).1, ["/", "/diag"]);
+}
+
+#[test]
+fn netcdf3_outputs_flatten_groups_and_convert_types_as_nco() {
+    let (_s, _a, b) = same_as_nco(&["-O", "-3", "-v", "t2m,pr"]);
+    assert_eq!(Dump::of(&b).groups.len(), 1);
+    let (_s, _a, b) = same_as_nco(&["-O", "-3", "-v", "ucount,mask"]);
+    let d = Dump::of(&b);
+    for (v, t) in [("mask", "short"), ("ucount", "int")] {
+        assert_eq!(d.var(v).ty, t, "{v}");
+    }
+    // Values outside NC_INT's range fail in NCO (NC_ERANGE) and here, naming the
+    // variable, with no output.
+    let (r, s) = (Scratch::new(), Scratch::new());
+    let out = s.arg("o.nc");
+    for v in ["big", "ubig", "uid"] {
+        reference("ncks")
+            .args(["-O", "-3", "-v", v, &gx(), &r.arg("o.nc")])
+            .run()
+            .code_is(1);
+        nco("ncks")
+            .args(["-O", "-3", "-v", v, &gx(), &out])
+            .run()
+            .clean_failure(v);
+    }
+    assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+}
+
+#[test]
+fn bad_group_requests_fail_cleanly() {
+    let s = Scratch::new();
+    let out = s.arg("o.nc");
+    nco("ncks")
+        .args(["-O", "-g", "nosuch", &gx(), &out])
+        .run()
+        .clean_failure("nosuch");
+    nco("ncks")
+        .args(["-O", "-g", "", &gx(), &out])
+        .run()
+        .clean_failure("empty");
+    nco("ncks")
+        .args(["-O", "-v", "/nosuch/x", &gx(), &out])
+        .run()
+        .clean_failure("/nosuch/x");
+    // Two variables at one path once the groups are flattened.
+    nco("ncks")
+        .args(["-O", "-G", ":", &gx(), &out])
+        .run()
+        .clean_failure("lat");
+    // NC_STRING variables cannot go into netCDF3 files, groups not into netCDF-4
+    // classic-model ones (NCO fails too, with a libnetcdf error naming neither).
+    if !is_nco() {
+        nco("ncks")
+            .args(["-O", "-3", "-v", "site", &gx(), &out])
+            .run()
+            .clean_failure("/obs/site");
+        nco("ncks")
+            .args(["-O", "-7", "-x", "-v", "city,label,site", &gx(), &out])
+            .run()
+            .clean_failure("groups");
+    }
+    assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+}
