@@ -216,3 +216,66 @@ fn bad_group_requests_fail_cleanly() {
     }
     assert!(s.files().is_empty(), "no output left: {:?}", s.files());
 }
+
+/// Group `path` of a dump. Panics when absent.
+#[track_caller]
+fn group<'a>(d: &'a Dump, path: &str) -> &'a nco_tests::dump::Group {
+    d.groups
+        .iter()
+        .find(|g| g.path == path)
+        .unwrap_or_else(|| panic!("no group {path}"))
+}
+
+/// The text values of variable `var` of group `path` (`_` where ncdump prints a fill
+/// value: the empty string is NC_STRING's default fill).
+#[track_caller]
+fn texts(d: &Dump, path: &str, var: &str) -> Vec<String> {
+    let v = group(d, path)
+        .vars
+        .iter()
+        .find(|v| v.name == var)
+        .unwrap_or_else(|| panic!("no variable {path}/{var}"));
+    assert_eq!(v.ty, "string", "{path}/{var}");
+    v.data
+        .iter()
+        .map(|x| match x {
+            nco_tests::dump::Value::Text(t) => t.clone(),
+            nco_tests::dump::Value::Fill => "_".to_string(),
+            other => panic!("{path}/{var}: {other:?} is not text"),
+        })
+        .collect()
+}
+
+#[test]
+fn string_variables_in_groups_are_copied_subset_and_sliced_as_nco() {
+    // A plain copy: the NC_STRING variables of the root and of the subgroups, and the
+    // string attributes of a group (libnetcdf refused them before: "Invalid argument").
+    let (_s, _a, b) = same_as_nco(&["-O"]);
+    let d = Dump::of(&b);
+    assert_eq!(texts(&d, "/obs", "site"), ["north", "_"]);
+    assert_eq!(texts(&d, "/model", "label"), ["low", "mid"]);
+    assert_eq!(
+        texts(&d, "/", "city"),
+        ["Santiago", "Quito", "Cairo \\\"old\\\""]
+    );
+    let members = group(&d, "/model")
+        .attrs
+        .iter()
+        .find(|a| a.name == "members")
+        .expect("/model:members");
+    assert_eq!(members.ty, "string");
+    assert_eq!(
+        members.values,
+        [
+            nco_tests::dump::Value::Text("r1".into()),
+            nco_tests::dump::Value::Text("r2".into())
+        ]
+    );
+    // Extracted by path, and hyperslabbed along the group's own dimension.
+    let (_s, _a, b) = same_as_nco(&["-O", "-v", "/obs/site", "-d", "station,1"]);
+    let d = Dump::of(&b);
+    assert_eq!(texts(&d, "/obs", "site"), ["_"]);
+    let (_s, _a, b) = same_as_nco(&["-O", "-v", "label", "-d", "level,0"]);
+    let d = Dump::of(&b);
+    assert_eq!(texts(&d, "/model", "label"), ["low"]);
+}
