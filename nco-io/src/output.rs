@@ -507,11 +507,19 @@ mod tests {
     }
 
     /// The id of a process that has just exited (and been reaped).
+    /// A PID no process has, found without starting one: a child started here would
+    /// inherit the descriptors HDF5 holds open (without close-on-exec) in tests running
+    /// beside this one, and with them HDF5's `flock` on those files, so that a test
+    /// reopening its own netCDF-4 file while the child lived failed with "HDF error".
     fn dead_pid() -> u32 {
-        let mut c = std::process::Command::new("true").spawn().unwrap();
-        let pid = c.id();
-        c.wait().unwrap();
-        pid
+        let max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(32768);
+        (2..max)
+            .rev()
+            .find(|&p| !process_exists(p))
+            .expect("some PID is free")
     }
 
     #[test]
