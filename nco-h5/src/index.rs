@@ -185,18 +185,7 @@ impl H5File {
                     signed: h5t::H5Tget_sign(tid.0) == h5t::H5T_sign_t::H5T_SGN_2,
                 }
             };
-            let mut v = VarIndex {
-                name: name.into(),
-                shape: shape.clone(),
-                chunk: shape.clone(),
-                contiguous: false,
-                elem,
-                kind,
-                big_endian,
-                filters: Vec::new(),
-                locs: Vec::new(),
-                fill,
-            };
+            let mut v = VarIndex::new(name, shape.clone(), elem, kind, big_endian, fill);
             match layout {
                 H5D_layout_t::H5D_CONTIGUOUS => {
                     v.contiguous = true;

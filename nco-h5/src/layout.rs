@@ -57,6 +57,32 @@ pub struct VarIndex {
 }
 
 impl VarIndex {
+    /// The index of dataset `name` of `shape` before its layout is read: one chunk the
+    /// size of the whole dataset, not contiguous, no filters and no chunk locations yet
+    /// (the layout readers, [`crate::layout`] from the object header and
+    /// [`crate::index`] through libhdf5, fill those in).
+    pub fn new(
+        name: &str,
+        shape: Vec<u64>,
+        elem: usize,
+        kind: Kind,
+        big_endian: bool,
+        fill: Vec<u8>,
+    ) -> VarIndex {
+        VarIndex {
+            name: name.into(),
+            chunk: shape.clone(),
+            shape,
+            contiguous: false,
+            elem,
+            kind,
+            big_endian,
+            filters: Vec::new(),
+            locs: Vec::new(),
+            fill,
+        }
+    }
+
     /// Chunks along each dimension.
     pub fn grid(&self) -> Vec<u64> {
         self.shape
@@ -184,18 +210,7 @@ pub fn describe(f: &hdf5_reader::Hdf5File, path: &str) -> Result<VarIndex> {
             fill.reverse();
         }
     }
-    let mut var = VarIndex {
-        name: path.into(),
-        shape: shape.clone(),
-        chunk: shape.clone(),
-        contiguous: false,
-        elem,
-        kind,
-        big_endian,
-        filters: Vec::new(),
-        locs: Vec::new(),
-        fill,
-    };
+    let mut var = VarIndex::new(path, shape.clone(), elem, kind, big_endian, fill);
     match layout {
         DataLayout::Contiguous { address, size } => {
             var.contiguous = true;
