@@ -4,39 +4,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The modules each source file of `src/` names in code as `crate::<module>`.
+use nco_tests::layering::{crate_refs, rust_files};
+
+/// The modules each source file of `src/` names in code as `crate::<module>` (the
+/// crate root's items, `crate::Error`, left out).
 fn uses() -> BTreeMap<String, BTreeSet<String>> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).expect("read src/") {
-        let path = entry.expect("a directory entry").path();
-        let Some(name) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".rs"))
-            .map(str::to_string)
-        else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&path).expect("read a source file");
-        let mut used = BTreeSet::new();
-        for line in text.lines() {
-            // Code only: what comes before a line comment (doc links included).
-            let code = line.split("//").next().unwrap_or("");
-            let mut rest = code;
-            while let Some(at) = rest.find("crate::") {
-                rest = &rest[at + "crate::".len()..];
-                let m: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                // `crate::{Error, Result}` and `crate::Error` name lib.rs's items.
-                let is_module = m.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-                if is_module && m != name {
-                    used.insert(m);
-                }
-            }
-        }
+    for (rel, text) in rust_files(&dir) {
+        let name = rel.strip_suffix(".rs").unwrap_or(&rel).to_string();
+        let used = crate_refs(&text)
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| m.starts_with(|c: char| c.is_ascii_lowercase()) && *m != name)
+            .collect();
         out.insert(name, used);
     }
     out
