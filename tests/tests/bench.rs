@@ -17,6 +17,30 @@ fn bench() -> Cmd {
     Cmd::program(own_bin("nco-bench"))
 }
 
+/// `nco-bench run` of rows `only` (plus `extra` options) on tiny inputs (scale 0.001,
+/// one repeat, no CDO) made in `tmp/data`, our operators from `bin`, NCO's from
+/// /usr/bin, results in `tmp/res`.
+fn tiny_run(tmp: &Path, bin: &Path, only: &str, extra: &[&str]) -> Cmd {
+    bench()
+        .args([
+            "run",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--no-cdo",
+            "--only",
+            only,
+        ])
+        .args(extra)
+        .arg("--dir")
+        .arg(tmp.join("data"))
+        .args(["--nco-dir", "/usr/bin", "--bin-dir"])
+        .arg(bin)
+        .arg("--out")
+        .arg(tmp.join("res"))
+}
+
 #[test]
 fn failures_crashes_and_wrong_answers_are_reported() {
     let tmp = tempfile::tempdir().unwrap();
@@ -38,24 +62,7 @@ fn failures_crashes_and_wrong_answers_are_reported() {
         );
     }
     let out = tmp.path().join("res");
-    let o = bench()
-        .args([
-            "run",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--no-cdo",
-            "--only",
-            "1,4,7,5b",
-        ])
-        .arg("--dir")
-        .arg(tmp.path().join("data"))
-        .args(["--nco-dir", "/usr/bin", "--bin-dir"])
-        .arg(&bin)
-        .arg("--out")
-        .arg(&out)
-        .fails_with_code(1);
+    let o = tiny_run(tmp.path(), &bin, "1,4,7,5b", &[]).fails_with_code(1);
     let stdout = &o.stdout;
     let row = |id: &str| {
         stdout
@@ -118,25 +125,7 @@ fn netcdf4_rows_time_the_engine_against_libnetcdf_and_nco() {
     let bin = ours.parent().unwrap();
     assert!(bin.join("ncwa").is_file(), "build the operators first");
     let out = tmp.path().join("res");
-    let o = bench()
-        .args([
-            "run",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--no-cdo",
-            "--only",
-            "1,9",
-            "--nc4",
-        ])
-        .arg("--dir")
-        .arg(tmp.path().join("data"))
-        .args(["--nco-dir", "/usr/bin", "--bin-dir"])
-        .arg(bin)
-        .arg("--out")
-        .arg(&out)
-        .succeeds();
+    let o = tiny_run(tmp.path(), bin, "1,9", &["--nc4"]).succeeds();
     let stdout = &o.stdout;
     for id in ["1", "9", "1z", "9z", "1u", "9u"] {
         let line = stdout

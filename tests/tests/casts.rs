@@ -9,21 +9,8 @@
 //! NCO 5.1.4 keeps the low bits there (README, compatibility notes); against NCO
 //! (`NCO_RS_BIN_DIR=/usr/bin`) the tests check NCO's values instead.
 
-use crate::common::cdl;
+use crate::common::{cdl, data};
 use nco_tests::{is_nco, ncdump, nco, Scratch};
-
-/// The data line `name = ... ;` of `ncdump -v name file`, blanks squeezed.
-#[track_caller]
-fn data(file: &str, name: &str) -> String {
-    let text = ncdump(&["-v", name], file);
-    let body = text.split("data:").nth(1).unwrap_or("");
-    let start = body
-        .find(&format!(" {name} ="))
-        .unwrap_or_else(|| panic!("{name} not in {text}"));
-    let rest = &body[start..];
-    let end = rest.find(';').unwrap_or(rest.len());
-    rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// The `_FillValue` line of `name` in `ncdump -h`, or "" when it has none.
 fn fill_attr(file: &str, name: &str) -> String {

@@ -6,21 +6,8 @@
 //! run against it (`NCO_RS_BIN_DIR=/usr/bin`) and ours otherwise (README,
 //! compatibility notes).
 
-use crate::common::{bad_input, cdl, header_lines};
-use nco_tests::{is_nco, ncdump, nco, Scratch};
-
-/// The data line `name = ... ;` of `ncdump -v name file`, blanks squeezed.
-#[track_caller]
-fn data(file: &str, name: &str) -> String {
-    let text = ncdump(&["-v", name], file);
-    let body = text.split("data:").nth(1).unwrap_or("");
-    let start = body
-        .find(&format!(" {name} ="))
-        .unwrap_or_else(|| panic!("{name} not in {text}"));
-    let rest = &body[start..];
-    let end = rest.find(';').unwrap_or(rest.len());
-    rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
-}
+use crate::common::{bad_input, cdl, data, header_lines};
+use nco_tests::{is_nco, nco, Scratch};
 
 /// A monthly file: `time` (with `time_bnds`) of type `ty` in `units`, values `time`
 /// and bounds `bnds` (two per record), and a variable `v`.

@@ -74,3 +74,16 @@ pub fn bad_input(op: &str, args: &[&str], needle: &str, nco_needle: &str) {
         .clean_failure(want);
     assert_same_bytes(Path::new(&out), &before);
 }
+
+/// The data line `name = ... ;` of `ncdump -v name file`, blanks squeezed.
+#[track_caller]
+pub fn data(file: &str, name: &str) -> String {
+    let text = nco_tests::ncdump(&["-v", name], file);
+    let body = text.split("data:").nth(1).unwrap_or("");
+    let start = body
+        .find(&format!(" {name} ="))
+        .unwrap_or_else(|| panic!("{name} not in {text}"));
+    let rest = &body[start..];
+    let end = rest.find(';').unwrap_or(rest.len());
+    rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
+}
