@@ -133,6 +133,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let (input, mut target) = files(prog, &argv, &cli)?;
     let append = target.existing == Existing::Append;
     let ds = input.as_deref().map(Dataset::open).transpose()?;
+    if let (Some(f), Some(ds)) = (&input, &ds) {
+        nco_core::groups::refuse_subgroups(prog, f, ds.meta())?;
+    }
     // `-A` keeps the existing file's format.
     let format = match (target.appended_format()?, target.format, &ds) {
         (Some(f), _, _) | (None, Some(f), _) => f,

@@ -57,7 +57,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ));
     }
     let (input, output) = cli.edit.input_and_output(prog)?;
-    let file = Editable::open(&input)?;
+    let file = Editable::open(prog, &input)?;
     let done = attedit::apply(file.meta(), &edits, cli.type_match)?;
     for n in notes.iter().chain(&done.notes) {
         eprintln!("{prog}: {n}");

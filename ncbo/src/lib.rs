@@ -146,6 +146,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
+    nco_core::groups::refuse_subgroups(prog, &inputs[0], a.meta())?;
+    nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
     let sel_a = cli.std.slab.resolve_specs(&a, &specs)?;
     // The second file is cut on the dimensions it has.
     let specs_b: Vec<_> = specs

@@ -25,7 +25,7 @@ use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
 use nco_core::target::Output;
 use nco_core::types::Values;
-use nco_core::{multifile, pipeline};
+use nco_core::{groups, multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
@@ -91,6 +91,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     )?;
     let existing = cli.std.common.existing(prog, &inputs.output, false)?;
     let sets = multifile::open_all(&inputs.files)?;
+    for (f, ds) in inputs.files.iter().zip(&sets) {
+        groups::refuse_subgroups(prog, f, ds.meta())?;
+    }
     let first = sets[0].meta();
     let sel = cli.std.slab.resolve_specs(&sets[0], &specs)?;
     let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;

@@ -123,6 +123,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
+    nco_core::groups::refuse_subgroups(prog, &inputs[0], a.meta())?;
+    nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
     let hdf = cli.arith.hdf_upk;
     let (w1, w2) = match (&cli.weights, &cli.interpolate) {
         (Some(w), _) => weights_of(w)?,

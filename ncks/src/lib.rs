@@ -210,6 +210,9 @@ fn extract_to(
 }
 
 fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &str) -> Result<()> {
+    // The printer has no group structure yet: it would print every group's
+    // dimensions and variables as the root's (issue 17).
+    groups::refuse_subgroups("ncks printing", input, ds.meta())?;
     let explicit = cli.print_data || cli.print_var_meta || cli.print_global_meta || cli.print_all;
     let all = !explicit;
     let style = if cli.json {

@@ -228,6 +228,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let specs = cli.std.slab.specs()?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let ds = Dataset::open(&inputs[0])?;
+    nco_core::groups::refuse_subgroups(prog, &inputs[0], ds.meta())?;
     let m = ds.meta();
     let order = arrangement(cli.arrange.as_deref(), &ds)?;
     let sel = cli.std.slab.resolve_specs(&ds, &specs)?;

@@ -28,7 +28,7 @@ use nco_core::model::Meta;
 use nco_core::output::{self, Existing};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
-use nco_core::{multifile, pipeline, stations};
+use nco_core::{groups, multifile, pipeline, stations};
 use nco_core::{Error, Result};
 
 /// ncra / ncrcat command line.
@@ -113,6 +113,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
     let specs = cli.std.slab.specs()?;
     let (inputs, sets) = open_inputs(&cli)?;
+    for (f, ds) in inputs.files.iter().zip(&sets) {
+        groups::refuse_subgroups(prog, f, ds.meta())?;
+    }
     let ra = Ra {
         prog,
         argv: &argv,
@@ -330,7 +333,9 @@ impl Ra<'_> {
             true => {
                 let path = target.path.to_string_lossy();
                 let lock = output::UpdateLock::acquire(&*path, self.prog)?;
-                (Some(lock), Some(Dataset::open(&path)?))
+                let old = Dataset::open(&path)?;
+                groups::refuse_subgroups(self.prog, &path, old.meta())?;
+                (Some(lock), Some(old))
             }
             false => (None, None),
         };

@@ -67,7 +67,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ));
     }
     let (input, output) = cli.edit.input_and_output(prog)?;
-    let file = Editable::open(&input)?;
+    let file = Editable::open(prog, &input)?;
     let (mut meta, notes) = rename::apply(file.meta(), &renames, file.path())?;
     for n in notes {
         eprintln!("{prog}: {n}");

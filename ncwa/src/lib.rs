@@ -153,6 +153,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let input = &inputs[0];
     let mask_test = mask_test(&cli)?;
     let ds = Dataset::open(input)?;
+    nco_core::groups::refuse_subgroups(prog, input, ds.meta())?;
     let meta = ds.meta();
     let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
     let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;

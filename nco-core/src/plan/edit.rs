@@ -74,8 +74,9 @@ impl Editable {
     /// Open `path`: classic files with our reader (whatever `--no-mmap` says: the edit
     /// works on the file's bytes), others through libnetcdf.
     ///
-    /// Errors: those of opening the file; a netCDF-4 file with groups (named); a URL.
-    pub fn open(path: &str) -> Result<Editable> {
+    /// Errors: those of opening the file; a netCDF-4 file with groups (named, with the
+    /// operator `prog` that does not support them yet); a URL.
+    pub fn open(prog: &str, path: &str) -> Result<Editable> {
         if path.contains("://") {
             return Err(Error::msg(format!(
                 "{path}: remote files cannot be edited; copy the file first"
@@ -86,14 +87,7 @@ impl Editable {
             drop(ds);
             Source::Classic(classic::Reader::open(path, true)?)
         } else {
-            if ds.has_subgroups() {
-                return Err(Error::Format {
-                    path: path.into(),
-                    reason: "has groups below the root group, which nco-rs does not \
-                             support yet (it would lose them)"
-                        .into(),
-                });
-            }
+            crate::rules::groups::refuse_subgroups(prog, path, ds.meta())?;
             Source::Other(ds)
         };
         Ok(Editable {

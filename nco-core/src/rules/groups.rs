@@ -21,6 +21,21 @@ use regex::Regex;
 use crate::error::{Error, Result};
 use crate::model::Meta;
 
+/// Refuse the file `path` (metadata `meta`) when it has groups below the root group,
+/// for an operator `prog` that does not handle groups yet: it would mix up variables of
+/// the same name in different groups, or drop the groups, where NCO keeps them.
+///
+/// Errors: `<path>: groups are not supported yet by <prog>`.
+pub fn refuse_subgroups(prog: &str, path: &str, meta: &Meta) -> Result<()> {
+    if meta.has_groups() {
+        return Err(Error::Format {
+            path: path.to_string(),
+            reason: format!("groups are not supported yet by {prog}"),
+        });
+    }
+    Ok(())
+}
+
 /// True when a name given for matching holds a character of a regular expression
 /// (`.*^$+?[](){}|\`), so NCO treats it as one rather than as a plain name.
 pub fn is_regex(s: &str) -> bool {
