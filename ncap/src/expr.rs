@@ -120,8 +120,24 @@ impl Ctx<'_> {
                 return Ok(slab_result(v, &shape, idx, &lists));
             }
         }
-        let v = self.eval(base)?;
+        let mut v = self.eval(base)?;
         let name = v.src.clone().unwrap_or_default();
+        // A script variable computed on a hyperslab is indexed in its whole dimensions,
+        // the elements outside the hyperslab missing (NCO 5.1.4 reads it back from the
+        // output: `y=lat(1:2); z=y(2:3)` takes y's elements 2 and 3).
+        if v.slab.is_some() && !v.dims.is_empty() {
+            let full: Vec<usize> = v.dims.iter().map(|&d| self.dims[d].len).collect();
+            if let Ok(Some(data)) = crate::value::padded(&v, &full) {
+                let fill = v.fill.or(Some(nco_core::fill::default_fill(v.ty())));
+                v = Val {
+                    data,
+                    shape: full,
+                    fill,
+                    slab: None,
+                    ..v
+                };
+            }
+        }
         // Attributes and lists are one-dimensional.
         let shape = if v.dims.is_empty() && v.len() != 1 || v.shape.is_empty() && idx.len() == 1 {
             vec![v.len()]
@@ -270,6 +286,19 @@ impl Ctx<'_> {
                     ));
                 }
                 let rhs = self.eval(e)?;
+                // A variable computed on a hyperslab is indexed in its whole dimensions
+                // (`y=lat(1:2); y(0)=5` sets lat's first element, as NCO 5.1.4).
+                let full = self.vars.get(name).and_then(|v| {
+                    let v = &v.val;
+                    let full: Vec<usize> = v.dims.iter().map(|&d| self.dims[d].len).collect();
+                    let data = crate::value::padded(v, &full).ok().flatten()?;
+                    (v.slab.is_some()).then_some((data, full))
+                });
+                if let (Some((data, full)), Some(var)) = (full, self.vars.get_mut(name)) {
+                    var.val.data = data;
+                    var.val.shape = full;
+                    var.val.slab = None;
+                }
                 let shape = match self.vars.get(name) {
                     Some(v) => v.val.shape.clone(),
                     None => self.input_shape(name).ok_or_else(|| {
@@ -831,6 +860,16 @@ fn slab_result(v: Val, full: &[usize], idx: &[SlabIdx], lists: &[Vec<usize>]) ->
             shape.push(lists[k].len());
             starts.push(if whole { 0 } else { lists[k][0] });
         }
+    }
+    // A partial hyperslab of one element is a scalar (NCO 5.1.4: `y=lat(1:1)`,
+    // `T(0,1,1:1)`).
+    if !whole && v.data.len() == 1 {
+        return Val {
+            dims: Vec::new(),
+            shape: Vec::new(),
+            slab: None,
+            ..v
+        };
     }
     Val {
         dims,

@@ -7,13 +7,11 @@ use nco_core::dataset::Dataset;
 use nco_core::hyperslab::Selection;
 use nco_core::model::{Attr, Dim, Format, Meta, Var};
 use nco_core::target::{Output, Target};
-use nco_core::types::{NcNum, Values};
+use nco_core::types::Values;
 use nco_core::{Error, Result};
 
-use crate::num::{self, with_type};
 use crate::state::Ctx;
 use crate::stream::Stream;
-use crate::value::index_map;
 
 /// What the output holds besides the script's variables (its format, storage and
 /// provenance are the [`Target`]'s).
@@ -273,32 +271,5 @@ fn define(
 fn padded(ctx: &Ctx<'_>, n: &str) -> Result<Option<Values>> {
     let v = &ctx.vars[n].val;
     let full: Vec<usize> = v.dims.iter().map(|&d| ctx.dims[d].len).collect();
-    if full == v.shape {
-        return Ok(None);
-    }
-    let ty = v.ty();
-    let fill = nco_core::fill::default_fill(ty);
-    let n_full: usize = full.iter().product();
-    let mut buf = Values::from_f64_slice(ty, &vec![fill; n_full])
-        .ok_or_else(|| Error::var(n, "cannot pad a text variable"))?;
-    let starts = v.slab.clone().unwrap_or_else(|| vec![0; v.shape.len()]);
-    let lists: Vec<Vec<usize>> = v
-        .shape
-        .iter()
-        .zip(&starts)
-        .zip(&full)
-        .map(|((&s, &at), &len)| {
-            let at = at.min(len.saturating_sub(s));
-            (at..at + s).collect()
-        })
-        .collect();
-    let map = index_map(&full, &lists);
-    with_type!(ty, T => {
-        let dst = <T as NcNum>::vec_of_mut(&mut buf).expect("same type");
-        let src = num::slice::<T>(&v.data);
-        for (i, &m) in map.iter().enumerate() {
-            dst[m] = src[i];
-        }
-    }; text => {});
-    Ok(Some(buf))
+    crate::value::padded(v, &full).map_err(|why| Error::var(n, why))
 }

@@ -154,6 +154,44 @@ pub(crate) fn bcast_map(
     Some(out)
 }
 
+/// The data of `v`, computed on a hyperslab of dimensions of lengths `full`, padded to
+/// them (`Ok(None)` when it already covers them): the values go at the hyperslab's
+/// start in each dimension ([`Val::slab`]), the elements outside are the type's
+/// default fill value, as NCO 5.1.4 leaves them unwritten in the output it reads
+/// such a variable back from.
+///
+/// Errors: a text variable to pad.
+pub(crate) fn padded(v: &Val, full: &[usize]) -> std::result::Result<Option<Values>, &'static str> {
+    if full == v.shape.as_slice() {
+        return Ok(None);
+    }
+    let ty = v.ty();
+    let fill = nco_core::fill::default_fill(ty);
+    let n_full: usize = full.iter().product();
+    let mut buf =
+        Values::from_f64_slice(ty, &vec![fill; n_full]).ok_or("cannot pad a text variable")?;
+    let starts = v.slab.clone().unwrap_or_else(|| vec![0; v.shape.len()]);
+    let lists: Vec<Vec<usize>> = v
+        .shape
+        .iter()
+        .zip(&starts)
+        .zip(full)
+        .map(|((&s, &at), &len)| {
+            let at = at.min(len.saturating_sub(s));
+            (at..at + s).collect()
+        })
+        .collect();
+    let map = index_map(full, &lists);
+    with_type!(ty, T => {
+        let dst = <T as NcNum>::vec_of_mut(&mut buf).expect("same type");
+        let src = num::slice::<T>(&v.data);
+        for (i, &m) in map.iter().enumerate() {
+            dst[m] = src[i];
+        }
+    }; text => {});
+    Ok(Some(buf))
+}
+
 /// Flat indices of the elements selected by one index list per dimension.
 pub(crate) fn index_map(shape: &[usize], lists: &[Vec<usize>]) -> Vec<usize> {
     let mut strides = vec![1usize; shape.len()];
@@ -198,6 +236,16 @@ pub(crate) fn reshape(v: Val, dims: &[usize], shape: &[usize], name: &str) -> Re
             shape: shape.to_vec(),
             ..v
         }),
+        // Same number of elements on other dimensions (`lev[$lev]=depth`, which NCO
+        // 5.1.4 refuses too): say so, and how to take the values in order.
+        None if v.len() == n => Err(Error::var(
+            name,
+            format!(
+                "the value has the variable's {n} elements but on other dimensions \
+                 (broadcasting needs shared dimensions); a hyperslab such as x(:) takes \
+                 its values in order"
+            ),
+        )),
         None => Err(Error::var(
             name,
             format!(

@@ -22,6 +22,7 @@ mod limits;
 mod nc4engine;
 mod ncap;
 mod ncap_corpus;
+mod ncap_slab;
 mod ncatted;
 mod ncbo;
 mod nces;
