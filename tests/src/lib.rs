@@ -27,6 +27,7 @@
 //!   each crate's layers in one direction of use.
 
 pub mod dump;
+pub mod fuzz;
 pub mod layering;
 
 pub use dump::{compare, Dump};

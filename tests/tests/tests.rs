@@ -16,6 +16,7 @@ mod differential;
 mod edge;
 mod faults;
 mod fixed;
+mod fuzz_smoke;
 mod groups;
 mod harness;
 mod limits;

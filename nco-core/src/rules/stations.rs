@@ -163,6 +163,9 @@ pub fn parse_list(text: &str) -> Result<Vec<Station>> {
                             format!("more than one output or station name ({t})"),
                         ));
                     }
+                    if t.is_empty() {
+                        return Err(line_error(line, "an empty output or station name (\"\")"));
+                    }
                     target = Some(t.clone());
                 }
             }
@@ -601,6 +604,14 @@ pub fn write_station_form(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_empty_target_is_an_error_naming_the_line() {
+        let e = parse_list("-d lon,1 a.nc\n-d lon,2 \"\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("empty"), "{e}");
+    }
+
     use super::*;
 
     #[test]
