@@ -6,21 +6,8 @@
 //! where ours differ on purpose the tests check NCO's when run against it
 //! (`NCO_RS_BIN_DIR=/usr/bin`) and ours otherwise (README, compatibility notes).
 
-use crate::common::cdl;
+use crate::common::{cdl, data};
 use nco_tests::{is_nco, ncdump, nco, Scratch};
-
-/// The data line `name = ... ;` of `ncdump -v name file`, blanks squeezed.
-#[track_caller]
-fn data(file: &str, name: &str) -> String {
-    let text = ncdump(&["-v", name], file);
-    let body = text.split("data:").nth(1).unwrap_or("");
-    let start = body
-        .find(&format!(" {name} ="))
-        .unwrap_or_else(|| panic!("{name} not in {text}"));
-    let rest = &body[start..];
-    let end = rest.find(';').unwrap_or(rest.len());
-    rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// Three records with `time_bnds` (named by `bounds`), `aux` (named by `v`'s
 /// `coordinates`), `clim` (bounds-shaped but named by nothing), `lat` with
