@@ -23,3 +23,21 @@ pub mod output;
 
 // The base modules under their usual names, for the paths `crate::types::...` below.
 use nco_base::{dispatch, dispatch_type, error, model, types};
+
+/// Refuse variable `v` when the file `format` cannot store its type (the writers of
+/// both engines check each variable before defining it).
+///
+/// Errors: one naming the variable, its type and the format's kind.
+pub(crate) fn check_storable(format: model::Format, v: &model::Var) -> error::Result<()> {
+    if format.supports(v.ty) {
+        return Ok(());
+    }
+    Err(error::Error::var(
+        &v.name,
+        format!(
+            "type {} cannot be stored in a {} file",
+            v.ty,
+            format.kind_name()
+        ),
+    ))
+}

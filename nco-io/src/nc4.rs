@@ -247,14 +247,7 @@ impl Handle {
 
 impl Drop for LibReader {
     fn drop(&mut self) {
-        let h = self
-            .handle
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(h) = h {
-            h.close();
-        }
+        self.close_handle();
     }
 }
 
@@ -844,16 +837,7 @@ impl LibWriter {
         let path = self.path.as_str();
         let meta = &self.meta;
         let ve = |e: NcStatus| Error::netcdf(path, Some(&v.name), e);
-        if !meta.format.supports(v.ty) {
-            return Err(Error::var(
-                &v.name,
-                format!(
-                    "type {} cannot be stored in a {} file",
-                    v.ty,
-                    meta.format.kind_name()
-                ),
-            ));
-        }
+        crate::check_storable(meta.format, v)?;
         let gid = gids[v.group];
         let name = c_name(path, &v.name)?;
         let ids: Vec<c_int> = v.dims.iter().map(|&d| dimids[d]).collect();

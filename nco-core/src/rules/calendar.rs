@@ -230,8 +230,9 @@ impl Calendar {
     }
 }
 
-/// Gregorian date of day number `n` (days since 1970-01-01; H. Hinnant's algorithm).
-fn civil_from_days(n: i64) -> (i64, i64, i64) {
+/// Proleptic Gregorian date (year, month 1-12, day 1-31) of day number `n` (days since
+/// 1970-01-01; H. Hinnant's algorithm).
+pub fn civil_from_days(n: i64) -> (i64, i64, i64) {
     let z = n + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -642,16 +642,7 @@ impl Writer {
     /// Offset64 or Cdf5) and `hdr_pad` spare header bytes.
     pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<Writer> {
         for v in &meta.vars {
-            if !meta.format.supports(v.ty) {
-                return Err(Error::var(
-                    &v.name,
-                    format!(
-                        "type {} cannot be stored in a {} file",
-                        v.ty,
-                        meta.format.kind_name()
-                    ),
-                ));
-            }
+            crate::check_storable(meta.format, v)?;
         }
         let numrecs = meta.record_dim().map_or(0, |d| meta.dims[d].len as u64);
         let header = header::plan(meta, numrecs, hdr_pad, path)?;
