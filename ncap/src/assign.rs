@@ -93,7 +93,19 @@ impl Ctx<'_> {
         }
         let existing = self.vars.contains_key(name);
         let needs_current = op != AssignOp::Set || mask.is_some();
-        let current = if existing || needs_current {
+        let current = if existing && op == AssignOp::Set && mask.is_some() {
+            // Updated in place under where(): taken out of the table rather than copied
+            // (it is stored back below; an error ends the run, so nothing sees the gap).
+            let ov = self.vars.get_mut(name).expect("existing");
+            let gap = Val {
+                fill: ov.val.fill,
+                ..Val::scalar(Values::Double(Vec::new()), Kind::Var)
+            };
+            let mut v = std::mem::replace(&mut ov.val, gap);
+            v.kind = Kind::Var;
+            v.src = Some(name.to_string());
+            Some(v)
+        } else if existing || needs_current {
             Some(self.var_value(name)?)
         } else {
             None
@@ -130,6 +142,14 @@ impl Ctx<'_> {
         }
         let mut val = if rhs.dims == dims && rhs.shape == shape {
             rhs
+        } else if mask.is_some() && rhs.is_scalar() {
+            // Under where() a single value is spread by the mask itself, not broadcast
+            // into a copy the size of the variable first.
+            Val {
+                dims: dims.clone(),
+                shape: shape.clone(),
+                ..rhs
+            }
         } else if rhs.slab.is_some() && rhs.len() == shape.iter().product::<usize>() {
             Val {
                 dims: dims.clone(),
@@ -145,7 +165,7 @@ impl Ctx<'_> {
         }
         if let Some((cond, negate)) = mask {
             let cur = current.expect("loaded for where()");
-            val = masked(val, &cur, cond, *negate, ty, name)?;
+            val = masked(val, cur, cond, *negate, ty, name)?;
         }
         for &d in &val.dims {
             self.use_dim(d);
@@ -309,37 +329,56 @@ impl Ctx<'_> {
 
 /// Under `where(cond)` (`negate`: under `elsewhere`), `val` where the condition holds and
 /// the variable's current value `cur` elsewhere, in type `ty`; the fill value is the
-/// current one, else `val`'s.
+/// current one, else `val`'s. `val` has `cur`'s number of elements or is one value
+/// (spread where the condition holds); the result is `val`'s description over `cur`'s
+/// buffer, updated in place (no copy of the variable is made).
 ///
 /// Errors: a condition that does not conform to the variable's shape.
-fn masked(
-    mut val: Val,
-    cur: &Val,
-    cond: &Val,
-    negate: bool,
-    ty: NcType,
-    name: &str,
-) -> Result<Val> {
-    let cond = if cond.slab.is_some() && cond.len() == val.len() {
-        cond.clone()
+fn masked(mut val: Val, cur: Val, cond: &Val, negate: bool, ty: NcType, name: &str) -> Result<Val> {
+    let n = cur.len();
+    let reshaped;
+    let cond = if cond.len() == n
+        && (cond.slab.is_some() || (cond.dims == val.dims && cond.shape == val.shape))
+    {
+        cond
     } else {
-        reshape(cond.clone(), &val.dims, &val.shape, name)?
+        reshaped = reshape(cond.clone(), &val.dims, &val.shape, name)?;
+        &reshaped
     };
-    let c = cond.data.to_f64_vec().unwrap_or_default();
-    let keep: Vec<bool> = c
-        .iter()
-        .map(|&x| {
-            // A missing condition counts as false: elsewhere applies there.
-            let holds = cond.fill != Some(x) && x != 0.0;
-            holds != negate
-        })
-        .collect();
-    let cur_data = num::as_type(&cur.data, ty).into_owned();
-    val.data = with_type!(ty, T => {
-            let n = num::slice::<T>(&val.data);
-            let o = num::slice::<T>(&cur_data);
-            T::into_values(keep.iter().enumerate().map(|(i, &k)| if k { n[i] } else { o[i] }).collect())
-        }; text => unreachable!());
-    val.fill = cur.fill.map(|f| num::in_type(f, ty)).or(val.fill);
+    if cond.len() != n || !(val.len() == 1 || val.len() == n) {
+        return Err(Error::var(
+            name,
+            format!(
+                "the where() condition has {} elements, the variable {n} and the value {}",
+                cond.len(),
+                val.len()
+            ),
+        ));
+    }
+    let fill = cur.fill;
+    let mut data = if cur.ty() == ty {
+        cur.data
+    } else {
+        num::as_type(&cur.data, ty).into_owned()
+    };
+    with_type!(cond.ty(), C => {
+        let c = num::slice::<C>(&cond.data);
+        // A missing condition counts as false: elsewhere applies there.
+        let holds = |i: usize| {
+            let x = c[i].to_f64();
+            (cond.fill != Some(x) && x != 0.0) != negate
+        };
+        with_type!(ty, T => {
+            let dst = T::vec_of_mut(&mut data).expect("converted to the type");
+            let src = num::slice::<T>(&val.data);
+            for (i, d) in dst.iter_mut().enumerate() {
+                if holds(i) {
+                    *d = if src.len() == 1 { src[0] } else { src[i] };
+                }
+            }
+        }; text => unreachable!("text is refused under where()"))
+    }; text => return Err(Error::msg("where() condition must be numeric")));
+    val.data = data;
+    val.fill = fill.map(|f| num::in_type(f, ty)).or(val.fill);
     Ok(val)
 }

@@ -75,12 +75,12 @@ impl Ctx<'_> {
                 if cond.is_text() {
                     return Err(Error::msg("where() condition must be numeric"));
                 }
-                let pos = (cond.clone(), false);
+                let pos = (cond, false);
                 let f = self.block(t, Some(&pos))?;
                 if f != Flow::Next {
                     return Ok(f);
                 }
-                let neg = (cond, true);
+                let neg = (pos.0, true);
                 self.block(e, Some(&neg))
             }
             StmtKind::While(c, body) => {
@@ -221,6 +221,25 @@ mod tests {
         assert_eq!(val(&v, "x").1, vec![10.0, 0.0, 20.0, 0.0, 0.0]);
         assert_eq!(val(&v, "y"), (NcType::Int, vec![12.0, 2.0, 22.0, 2.0, 2.0]));
         assert_eq!(val(&v, "z"), (NcType::Float, vec![3.0; 5]));
+    }
+
+    #[test]
+    fn where_spreads_values_and_broadcasts_the_condition() {
+        // Checked against NCO 5.1.4: a 1-D condition over a 2-D variable, a real
+        // value into an int variable (rounded), an int variable into a float one.
+        let (v, _) = run(
+            "defdim(\"a\",2);defdim(\"b\",3);c[$b]={0,1,0};x[$a,$b]={1,2,3,4,5,6};\
+             where(c) x=9.7; elsewhere x=x*2;y[$a,$b]=1.5f;where(x>5) y=x;",
+        );
+        assert_eq!(
+            val(&v, "x"),
+            (NcType::Int, vec![2.0, 10.0, 6.0, 8.0, 10.0, 12.0])
+        );
+        assert_eq!(
+            val(&v, "y"),
+            (NcType::Float, vec![1.5, 10.0, 6.0, 8.0, 10.0, 12.0])
+        );
+        assert!(err("defdim(\"n\",2);defdim(\"m\",3);c[$m]=1;x[$n]=1;where(c) x=2;").contains("x"));
     }
 
     #[test]
