@@ -49,6 +49,8 @@ pub mod stream;
 pub mod value;
 
 use clap::{ArgAction, CommandFactory, Parser};
+use std::ffi::OsString;
+use std::path::PathBuf;
 
 use nco_core::cli::{self, CommonArgs, FormatArgs};
 use nco_core::dataset::Dataset;
@@ -71,7 +73,7 @@ use stream::Stream;
 pub struct Cli {
     /// Input file, then the output file
     #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub common: CommonArgs,
@@ -85,7 +87,7 @@ pub struct Cli {
     /// Script file; repeatable
     #[arg(short = 'S', long = "fl_spt", visible_aliases = ["script-file", "fl_script"],
           value_name = "FILE", action = ArgAction::Append)]
-    pub script_files: Vec<String>,
+    pub script_files: Vec<PathBuf>,
     /// Write only the variables the script defines (plus their coordinates unless -C)
     #[arg(short = 'v', long = "variable", visible_alias = "var")]
     pub only_defined: bool,
@@ -112,7 +114,7 @@ fn scripts(cli: &Cli) -> Result<Vec<(String, String)>> {
         .collect();
     for f in &cli.script_files {
         let text = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
-        parts.push((f.clone(), text));
+        parts.push((f.display().to_string(), text));
     }
     Ok(parts)
 }
@@ -125,8 +127,8 @@ fn scripts(cli: &Cli) -> Result<Vec<(String, String)>> {
 /// Errors: bad options, script syntax errors, unknown variables, functions or
 /// dimensions, shapes that do not conform, and every I/O error. Nothing is written on
 /// error.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.common, &c.format))? else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.common)? else {
         return Ok(());
     };
     let stmts = parse_scripts(&cli)?;
@@ -197,8 +199,8 @@ fn parse_scripts(cli: &Cli) -> Result<Vec<Stmt>> {
 /// read (when it exists) and replaced.
 ///
 /// Errors: other than one or two files; an existing output without `-O` or `-A`
-/// (NCO's question), a bad format option.
-fn files(prog: &str, argv: &[String], cli: &Cli) -> Result<(Option<String>, Target)> {
+/// (NCO's question).
+fn files(prog: &str, argv: &[OsString], cli: &Cli) -> Result<(Option<PathBuf>, Target)> {
     let mut files = cli.files.clone();
     if let Some(o) = &cli.common.output {
         files.push(o.clone());
@@ -215,17 +217,13 @@ fn files(prog: &str, argv: &[String], cli: &Cli) -> Result<(Option<String>, Targ
             )))
         }
     };
-    let input = input.or_else(|| {
-        std::path::Path::new(&out_path)
-            .exists()
-            .then(|| out_path.clone())
-    });
-    let existing = if input.as_deref() == Some(out_path.as_str()) && cli.files.len() == 1 {
+    let input = input.or_else(|| out_path.exists().then(|| out_path.clone()));
+    let existing = if input.as_ref() == Some(&out_path) && cli.files.len() == 1 {
         Existing::Overwrite
     } else {
         output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?
     };
-    let target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing)?;
+    let target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing);
     Ok((input, target))
 }
 

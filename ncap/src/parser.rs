@@ -73,7 +73,7 @@ fn include_text(name: &str) -> Option<(String, String)> {
         let p = std::path::Path::new(d).join(name);
         std::fs::read_to_string(&p)
             .ok()
-            .map(|t| (p.to_string_lossy().into_owned(), t))
+            .map(|t| (p.display().to_string(), t))
     })
 }
 

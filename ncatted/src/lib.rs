@@ -5,9 +5,11 @@
 //! classic header that still fits is rewritten where it is, instantly), through a
 //! temporary file otherwise, or when a `_FillValue` change rewrites data.
 
+use std::ffi::OsString;
+
 use clap::{ArgAction, CommandFactory, Parser};
 
-use nco_core::attedit::{self, AttEdit};
+use nco_core::attedit::{self, AttArg};
 use nco_core::cli::{self, EditArgs};
 use nco_core::edit::{Edit, Editable, Replace};
 use nco_core::Result;
@@ -24,8 +26,8 @@ pub struct Cli {
     #[allow(missing_docs)]
     pub edit: EditArgs,
     /// Attribute edit att_nm,var_nm,mode,att_type,att_val (repeatable, applied in order)
-    #[arg(short = 'a', long = "attribute", visible_alias = "att", value_name = "ATT,VAR,MODE,TYPE,VALUE", action = ArgAction::Append, allow_hyphen_values = true)]
-    pub attributes: Vec<String>,
+    #[arg(short = 'a', long = "attribute", visible_alias = "att", value_name = "ATT,VAR,MODE,TYPE,VALUE", action = ArgAction::Append, allow_hyphen_values = true, value_parser = AttArg::parse)]
+    pub attributes: Vec<AttArg>,
     /// Type match: an edit of every variable (empty var_nm) touches only the variables
     /// of att_type
     #[arg(short = 't', long = "typ_mch", visible_alias = "type_match")]
@@ -42,15 +44,12 @@ pub fn command() -> clap::Command {
 /// Errors: no edit, malformed edits, variables not found, appends of another type,
 /// types the format cannot hold, I/O errors: each one line naming the edit, the
 /// object or the file; the file (or the output) is left as it was.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start_edit::<Cli>(command(), &argv, prog, |c| &c.edit)? else {
         return Ok(());
     };
-    let mut notes = Vec::new();
-    let mut edits = Vec::new();
-    for a in &cli.attributes {
-        edits.push(AttEdit::parse(a, &mut notes)?);
-    }
+    let notes: Vec<&String> = cli.attributes.iter().flat_map(|a| &a.notes).collect();
+    let edits: Vec<_> = cli.attributes.iter().map(|a| a.edit.clone()).collect();
     if edits.is_empty() {
         return Err(nco_core::Error::msg(
             "nothing to edit: give -a att_nm,var_nm,mode,att_type,att_val (try --help)",
@@ -59,7 +58,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     let (input, output) = cli.edit.input_and_output(prog)?;
     let file = Editable::open(prog, &input)?;
     let done = attedit::apply(file.meta(), &edits, cli.type_match)?;
-    for n in notes.iter().chain(&done.notes) {
+    for n in notes.into_iter().chain(&done.notes) {
         eprintln!("{prog}: {n}");
     }
     let mut meta = done.meta;

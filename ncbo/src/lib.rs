@@ -10,6 +10,7 @@
 //! NCO.
 
 use clap::{CommandFactory, Parser};
+use std::ffi::OsString;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
@@ -44,9 +45,10 @@ pub struct Cli {
         long = "op_typ",
         visible_alias = "operation",
         value_name = "OP",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = BinOp::parse
     )]
-    pub op: Option<String>,
+    pub op: Option<BinOp>,
 }
 
 /// The clap command.
@@ -133,22 +135,18 @@ impl Job {
 ///
 /// Errors: variables missing from the second file, non-conformable shapes, differing
 /// record lengths (each naming the variable), bad options, I/O errors.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let op = match &cli.op {
-        Some(s) => BinOp::parse(s)?,
-        None => op_of_program(prog),
-    };
-    let specs = cli.std.slab.specs()?;
+    let op = cli.op.unwrap_or_else(|| op_of_program(prog));
+    let specs = &cli.std.slab.dims;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
     nco_core::groups::refuse_subgroups(prog, &inputs[0], a.meta())?;
     nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
-    let sel_a = cli.std.slab.resolve_specs(&a, &specs)?;
+    let sel_a = cli.std.slab.resolve_specs(&a, specs)?;
     // The second file is cut on the dimensions it has.
     let specs_b: Vec<_> = specs
         .iter()
@@ -257,7 +255,7 @@ fn plan_job(
     let vb = bm.var_id(&var.name).ok_or_else(|| {
         Error::var(
             &var.name,
-            format!("is not in the second input file {}", b.ds.path()),
+            format!("is not in the second input file {}", b.ds.path().display()),
         )
     })?;
     if !arith::is_arith(bm.vars[vb].ty) {

@@ -14,6 +14,7 @@
 //! independent of the number of members: members are streamed into one accumulator.
 
 use clap::{CommandFactory, Parser};
+use std::ffi::OsString;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
@@ -50,9 +51,10 @@ pub struct Cli {
         short = 'y',
         long = "op_typ",
         visible_alias = "operation",
-        value_name = "OP"
+        value_name = "OP",
+        value_parser = Op::parse
     )]
-    pub op: Option<String>,
+    pub op: Option<Op>,
     /// Name of the new record dimension (ncecat)
     #[arg(
         short = 'u',
@@ -75,14 +77,13 @@ pub fn command() -> clap::Command {
 ///
 /// Errors: a missing member file, members whose variables differ in shape or type
 /// (naming the file and variable), bad options.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
     let concat = prog == "ncecat";
-    let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.std.slab.specs()?;
+    let op = cli.op.unwrap_or(Op::Avg);
+    let specs = &cli.std.slab.dims;
     let inputs = multifile::inputs(
         &cli.std.files,
         cli.std.common.output.as_deref(),
@@ -95,10 +96,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         groups::refuse_subgroups(prog, f, ds.meta())?;
     }
     let first = sets[0].meta();
-    let sel = cli.std.slab.resolve_specs(&sets[0], &specs)?;
+    let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
     let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
     multifile::check_members(&sets, &vars)?;
-    let mut target = cli.std.target(prog, &argv, &inputs.output, existing)?;
+    let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
     if !cli.inputs.no_file_list {
         target.provenance.input_list = inputs.recorded();
     }

@@ -12,6 +12,8 @@
 //! is; integers round half to even; packed variables are unpacked and their results
 //! rounded as the packed type would (NCO's behaviour), then written unpacked.
 
+use std::ffi::OsString;
+
 use clap::{CommandFactory, Parser};
 use ncbo::{Combine, Operand};
 
@@ -41,18 +43,20 @@ pub struct Cli {
         long = "wgt_var",
         visible_alias = "weight",
         value_name = "W1[,W2]",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = weights_of
     )]
-    pub weights: Option<String>,
+    pub weights: Option<Weights>,
     /// Interpolate to var = value: the weights come from the scalar var of both files
     #[arg(
         short = 'i',
         long = "ntp_var",
         visible_alias = "interpolate",
         value_name = "VAR,VALUE",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = interpolation_of
     )]
-    pub interpolate: Option<String>,
+    pub interpolate: Option<Interpolation>,
     /// Copy record coordinate variables from the first file instead of interpolating
     #[arg(long = "fix_rec_crd")]
     pub fix_rec_crd: bool,
@@ -69,19 +73,45 @@ fn number(opt: &str, s: &str) -> Result<f64> {
         .map_err(|_| Error::option(opt, format!("\"{s}\" is not a number")))
 }
 
-/// The weights `-w` gives.
+/// The weights of `-w`: of the first file and of the second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights(pub f64, pub f64);
+
+/// Parse `-w w1[,w2]` (one weight: `w2 = 1 - w1`).
 ///
 /// Errors: not one or two numbers.
-fn weights_of(s: &str) -> Result<(f64, f64)> {
+pub fn weights_of(s: &str) -> Result<Weights> {
     let parts: Vec<&str> = s.split(',').collect();
     match parts[..] {
         [w1] => {
             let w1 = number("-w", w1)?;
-            Ok((w1, 1.0 - w1))
+            Ok(Weights(w1, 1.0 - w1))
         }
-        [w1, w2] => Ok((number("-w", w1)?, number("-w", w2)?)),
+        [w1, w2] => Ok(Weights(number("-w", w1)?, number("-w", w2)?)),
         _ => Err(Error::option("-w", format!("\"{s}\" is not w1 or w1,w2"))),
     }
+}
+
+/// The target of `-i var,value`: the variable and the value it interpolates to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interpolation {
+    /// The scalar variable of both files.
+    pub var: String,
+    /// The value it takes in the output.
+    pub value: f64,
+}
+
+/// Parse `-i var,value`.
+///
+/// Errors: no comma, a value that is not a number.
+pub fn interpolation_of(s: &str) -> Result<Interpolation> {
+    let (var, val) = s
+        .split_once(',')
+        .ok_or_else(|| Error::option("-i", format!("\"{s}\" is not var,value")))?;
+    Ok(Interpolation {
+        var: var.to_string(),
+        value: number("-i", val)?,
+    })
 }
 
 /// The unpacked value of the scalar `name` in `ds`.
@@ -92,7 +122,10 @@ fn scalar(ds: &Dataset, name: &str, hdf: bool) -> Result<f64> {
     let v = m.var_id(name).ok_or_else(|| {
         Error::var(
             name,
-            format!("(the -i interpolation variable) is not in {}", ds.path()),
+            format!(
+                "(the -i interpolation variable) is not in {}",
+                ds.path().display()
+            ),
         )
     })?;
     if m.var_len(&m.vars[v]) != 1 || !arith::is_arith(m.vars[v].ty) {
@@ -111,15 +144,14 @@ fn scalar(ds: &Dataset, name: &str, hdf: bool) -> Result<f64> {
 /// Errors: bad weights, an interpolation variable that is absent, not a scalar or
 /// equal in both files, variables missing from the second file or of other shapes
 /// (each naming the variable), bad options, I/O errors; the output is not written then.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
     if cli.weights.is_some() && cli.interpolate.is_some() {
         return Err(Error::option("-i", "give -w or -i, not both"));
     }
-    let specs = cli.std.slab.specs()?;
+    let specs = &cli.std.slab.dims;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
@@ -127,12 +159,9 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
     let hdf = cli.arith.hdf_upk;
     let (w1, w2) = match (&cli.weights, &cli.interpolate) {
-        (Some(w), _) => weights_of(w)?,
-        (None, Some(i)) => {
-            let (var, val) = i
-                .split_once(',')
-                .ok_or_else(|| Error::option("-i", format!("\"{i}\" is not var,value")))?;
-            let val = number("-i", val)?;
+        (Some(Weights(w1, w2)), _) => (*w1, *w2),
+        (None, Some(Interpolation { var, value: val })) => {
+            let val = *val;
             let (v1, v2) = (scalar(&a, var, hdf)?, scalar(&b, var, hdf)?);
             if v1 == v2 {
                 return Err(Error::var(
@@ -145,7 +174,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         }
         (None, None) => (0.5, 0.5),
     };
-    let sel_a = cli.std.slab.resolve_specs(&a, &specs)?;
+    let sel_a = cli.std.slab.resolve_specs(&a, specs)?;
     // The second file is cut on the dimensions it has.
     let specs_b: Vec<_> = specs
         .iter()

@@ -7,8 +7,9 @@
 
 pub mod print;
 
+use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 use nco_core::cfmt::{unescape, CFormat};
@@ -108,19 +109,19 @@ pub fn command() -> clap::Command {
 ///
 /// Errors: every failure, already worded for the user (missing input, bad option,
 /// unknown variable or dimension, unwritable output...).
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let specs = cli.std.slab.specs()?;
+    let specs = &cli.std.slab.dims;
     let (input, output) = files(&cli)?;
     if let Some(list) = &cli.stations.list {
-        return run_list(prog, &argv, &cli, &input, output.as_deref(), list, &specs);
+        return run_list(prog, &argv, &cli, &input, output.as_deref(), list, specs);
     }
     if let Some(out) = &output {
         // Fail early on an unusable output, before reading anything.
-        if Path::new(out).is_dir() {
+        if out.is_dir() {
+            let out = out.display();
             return Err(Error::msg(format!("{out}: output is a directory")));
         }
     }
@@ -133,11 +134,11 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     if cli.no_alphabetize {
         vars.sort_unstable();
     }
-    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
+    let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     match output {
         Some(out) => {
             let existing = cli.std.common.existing(prog, &out, true)?;
-            let target = target(prog, &argv, &cli, &out, existing)?;
+            let target = target(prog, &argv, &cli, &out, existing);
             extract_to(&target, &cli, &ds, &vars, &sel)?.commit()
         }
         None => print_file(&cli, &ds, &vars, &sel, &input),
@@ -147,7 +148,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
 /// The input, and the output when one is given (`-o` or a second file).
 ///
 /// Errors: no file, or more than two.
-fn files(cli: &Cli) -> Result<(String, Option<String>)> {
+fn files(cli: &Cli) -> Result<(PathBuf, Option<PathBuf>)> {
     let mut files = cli.std.files.clone();
     if let Some(o) = &cli.std.common.output {
         files.push(o.clone());
@@ -173,10 +174,10 @@ fn files(cli: &Cli) -> Result<(String, Option<String>)> {
 }
 
 /// The target of output `out`; ncks records no thread count (NCO does not thread it).
-fn target(prog: &str, argv: &[String], cli: &Cli, out: &str, existing: Existing) -> Result<Target> {
-    let mut target = cli.std.target(prog, argv, out, existing)?;
+fn target(prog: &str, argv: &[OsString], cli: &Cli, out: &Path, existing: Existing) -> Target {
+    let mut target = cli.std.target(prog, argv, out, existing);
     target.provenance.threads = None;
-    Ok(target)
+    target
 }
 
 /// Extract `vars` under `sel` from `ds` into `target` (merged into it with `-A`),
@@ -209,7 +210,13 @@ fn extract_to(
     Ok(out)
 }
 
-fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &str) -> Result<()> {
+fn print_file(
+    cli: &Cli,
+    ds: &Dataset,
+    vars: &[usize],
+    sel: &Selection,
+    input: &Path,
+) -> Result<()> {
     // The printer has no group structure yet: it would print every group's
     // dimensions and variables as the root's (issue 17).
     groups::refuse_subgroups("ncks printing", input, ds.meta())?;
@@ -239,9 +246,10 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
         no_blank: cli.no_blank,
         quiet_indices: cli.quiet_indices,
         values_only: cli.values_only,
-        name: Path::new(input)
+        // The CDL name is text: invalid UTF-8 bytes of the file name are replaced.
+        name: input
             .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
+            .map(|s| Path::new(s).display().to_string())
             .unwrap_or_default(),
     };
     if cli.std.common.quiet {
@@ -258,11 +266,11 @@ fn print_file(cli: &Cli, ds: &Dataset, vars: &[usize], sel: &Selection, input: &
 /// station dimension. All outputs are renamed into place only when all were written.
 fn run_list(
     prog: &str,
-    argv: &[String],
+    argv: &[OsString],
     cli: &Cli,
-    input: &str,
-    output: Option<&str>,
-    list: &str,
+    input: &Path,
+    output: Option<&Path>,
+    list: &Path,
     specs: &[HyperslabSpec],
 ) -> Result<()> {
     let stations_list = stations::read_list(list)?;
@@ -277,7 +285,7 @@ fn run_list(
         Some(out) => {
             // The station form always writes a new file (-A is accepted, as an overwrite).
             cli.std.common.existing(prog, out, true)?;
-            let target = target(prog, argv, cli, out, Existing::Overwrite)?;
+            let target = target(prog, argv, cli, out, Existing::Overwrite);
             let meta = ds.meta();
             let vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
             let base = cli.std.slab.resolve_specs(&ds, specs)?;
@@ -302,7 +310,7 @@ fn run_list(
 /// after the input was read once for a batch of stations.
 fn many_files(
     prog: &str,
-    argv: &[String],
+    argv: &[OsString],
     cli: &Cli,
     ds: &Dataset,
     stations_list: &[stations::Station],
@@ -322,8 +330,8 @@ fn many_files(
         let target = cli
             .std
             .common
-            .existing(prog, &st.target, true)
-            .and_then(|existing| target(prog, argv, cli, &st.target, existing))
+            .existing(prog, Path::new(&st.target), true)
+            .map(|existing| target(prog, argv, cli, Path::new(&st.target), existing))
             .map_err(on_line(st.line))?;
         jobs.push((st, vars, sel, target));
     }

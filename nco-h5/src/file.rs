@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hdf5_reader::storage::{Storage, StorageBuffer};
@@ -38,7 +39,7 @@ impl Storage for Pread {
 
 /// An HDF5 file opened read-only by the engine.
 pub struct File {
-    path: String,
+    path: PathBuf,
     file: Arc<fs::File>,
     len: u64,
     h5: hdf5_reader::Hdf5File,
@@ -49,7 +50,8 @@ impl File {
     ///
     /// Errors: the file cannot be opened ([`Error::Io`]), or is not HDF5 or has a
     /// damaged superblock ([`Error::Corrupt`]).
-    pub fn open(path: &str) -> Result<File> {
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        let path = path.as_ref();
         let file = Arc::new(fs::File::open(path)?);
         let len = file.metadata()?.len();
         let storage = Arc::new(Pread {
@@ -64,7 +66,7 @@ impl File {
         let h5 = hdf5_reader::Hdf5File::from_storage_with_options(storage, opts)
             .map_err(|e| Error::Corrupt(e.to_string()))?;
         Ok(File {
-            path: path.into(),
+            path: path.to_path_buf(),
             file,
             len,
             h5,
@@ -72,7 +74,7 @@ impl File {
     }
 
     /// The path this file was opened from.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 

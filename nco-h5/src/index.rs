@@ -12,6 +12,8 @@
 //! `H5Dget_chunk_info_by_coord`, one B-tree lookup per chunk of the chunk grid.
 
 use std::ffi::{c_char, c_uint, c_void, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::ptr;
 
 use hdf5_metno_sys::h5::{haddr_t, herr_t, hsize_t, HADDR_UNDEF};
@@ -38,7 +40,7 @@ pub enum IndexBy {
 /// An HDF5 file opened read-only (or read-write for [`crate::write`]) through libhdf5.
 pub struct H5File {
     pub(crate) fid: hid_t,
-    path: String,
+    path: PathBuf,
 }
 
 fn check(rc: herr_t, what: &str) -> Result<()> {
@@ -85,8 +87,10 @@ pub fn quiet() {
 
 impl H5File {
     /// Open `path` through libhdf5, read-only or read-write.
-    pub fn open(path: &str, write: bool) -> Result<H5File> {
-        let c = CString::new(path).map_err(|_| Error::Request("NUL in file name".into()))?;
+    pub fn open(path: impl AsRef<Path>, write: bool) -> Result<H5File> {
+        let path = path.as_ref();
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| Error::Request("NUL in file name".into()))?;
         let _g = hdf5_metno_sys::LOCK.lock();
         let flags = if write {
             h5f::H5F_ACC_RDWR
@@ -98,12 +102,12 @@ impl H5File {
         let fid = unsafe { h5f::H5Fopen(c.as_ptr(), flags, h5p::H5P_DEFAULT) };
         Ok(H5File {
             fid: check_id(fid, "H5Fopen")?,
-            path: path.into(),
+            path: path.to_path_buf(),
         })
     }
 
     /// The path this file was opened from.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 

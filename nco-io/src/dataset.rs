@@ -13,6 +13,7 @@
 //!   it ([`set_io_config`]); this crate never reads the environment.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
@@ -64,7 +65,10 @@ pub fn io_config() -> IoConfig {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn is_url(path: &str) -> bool {
+fn is_url(path: &Path) -> bool {
+    let Some(path) = path.to_str() else {
+        return false;
+    };
     path.starts_with("http://") || path.starts_with("https://") || path.starts_with("dods://")
 }
 
@@ -233,7 +237,7 @@ pub fn chunk_row_blocks(
 
 /// An input dataset opened for reading.
 pub struct Dataset {
-    path: String,
+    path: PathBuf,
     reader: Reader,
     /// Selections read ahead by [`Dataset::prefetch`] for [`Dataset::read`].
     ahead: ReadAhead,
@@ -251,19 +255,20 @@ pub fn full_selection(meta: &Meta, var: usize) -> Vec<Vec<usize>> {
 impl Dataset {
     /// Open `path` with the process default [`IoConfig`] ([`io_config`]). Errors name
     /// the file: missing or unreadable, not netCDF, truncated or corrupt header.
-    pub fn open(path: &str) -> Result<Dataset> {
-        Self::open_with(path, &io_config())
+    pub fn open(path: impl AsRef<Path>) -> Result<Dataset> {
+        Self::open_with(path.as_ref(), &io_config())
     }
 
     /// Open `path` with `config`: libnetcdf for every file when it says so, classic
     /// files mapped into memory or read with positioned reads. Errors: as
     /// [`Dataset::open`].
-    pub fn open_with(path: &str, config: &IoConfig) -> Result<Dataset> {
+    pub fn open_with(path: &Path, config: &IoConfig) -> Result<Dataset> {
+        let name = path.display().to_string();
         if !is_url(path) {
             let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if md.is_dir() {
                 return Err(Error::Format {
-                    path: path.into(),
+                    path: name.clone(),
                     reason: "is a directory".into(),
                 });
             }
@@ -275,7 +280,7 @@ impl Dataset {
             let hdf = n == 4 && &magic[1..4] == b"HDF";
             if !classic && !hdf {
                 return Err(Error::Format {
-                    path: path.into(),
+                    path: name.clone(),
                     reason: "not a netCDF file (unknown file format)".into(),
                 });
             }
@@ -309,16 +314,16 @@ impl Dataset {
         Ok(Dataset::with_reader(path, Reader::Lib(r)))
     }
 
-    fn with_reader(path: &str, reader: Reader) -> Dataset {
+    fn with_reader(path: &Path, reader: Reader) -> Dataset {
         Dataset {
-            path: path.to_string(),
+            path: path.to_path_buf(),
             reader,
             ahead: ReadAhead::default(),
         }
     }
 
     /// The path or URL this dataset was opened from.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
@@ -391,7 +396,7 @@ impl Dataset {
         };
         match h5.engine_reads(lib.meta(), var) {
             Ok(Err(why)) if why.contains("filter") => Error::Format {
-                path: self.path.clone(),
+                path: self.path.display().to_string(),
                 reason: format!(
                     "variable {}: {why}, and libnetcdf failed too: {e}",
                     lib.meta().vars[var].name
@@ -668,14 +673,14 @@ impl OutFile {
     /// spare header bytes); netCDF-4 formats have their definitions made by libnetcdf
     /// and their chunked data written by our engine ([`crate::h5::H5Writer`];
     /// libnetcdf writes everything when `config` forces it for reading or writing).
-    pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
-        Self::create_with(path, meta, hdr_pad, &io_config())
+    pub fn create(path: impl AsRef<Path>, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
+        Self::create_with(path.as_ref(), meta, hdr_pad, &io_config())
     }
 
     /// [`OutFile::create`] with `config` (`lib_write` or `force_libnetcdf`: libnetcdf
     /// for every format).
     pub fn create_with(
-        path: &str,
+        path: &Path,
         meta: &Meta,
         hdr_pad: u64,
         config: &IoConfig,
@@ -844,7 +849,7 @@ mod tests {
         use crate::model::{Dim, Format, Var};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("u.nc");
-        let path = path.to_str().unwrap();
+        let path = path.as_path();
         // Two unlimited dimensions (a netCDF-4 input): the second becomes fixed.
         let mut m = piece_meta(Format::Offset64);
         m.dims.push(Dim {
@@ -886,7 +891,7 @@ mod tests {
         for format in [Format::Offset64, Format::Netcdf4] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("p.nc");
-            let path = path.to_str().unwrap();
+            let path = path.as_path();
             let meta = piece_meta(format);
             let mut of = OutFile::create(path, &meta, 0).unwrap();
             // v: record 1 first, then record 0 in pieces along y (one of 2 rows of z,

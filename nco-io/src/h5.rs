@@ -11,6 +11,7 @@
 //! its unlimited dimension) read as the netCDF fill value, as libnetcdf returns them.
 //! Design and measurements: docs/netcdf4-engine.md.
 
+use std::path::Path;
 use std::sync::OnceLock;
 
 use nco_h5::{Kind, VarIndex};
@@ -50,7 +51,7 @@ fn non_coord_path(meta: &Meta, v: &Var) -> String {
 fn truncation(file: &nco_h5::File) -> Result<()> {
     match file.truncated() {
         Some((end, len)) => Err(Error::Format {
-            path: file.path().into(),
+            path: file.path().display().to_string(),
             reason: format!("truncated HDF5 file: {len} bytes of the {end} its superblock gives"),
         }),
         None => Ok(()),
@@ -62,7 +63,7 @@ fn truncation(file: &nco_h5::File) -> Result<()> {
 /// passes (libnetcdf judges it).
 ///
 /// Errors: a truncated file (named, with both lengths).
-pub fn check_not_truncated(path: &str) -> Result<()> {
+pub fn check_not_truncated(path: &Path) -> Result<()> {
     match nco_h5::File::open(path) {
         Ok(f) => truncation(&f),
         Err(_) => Ok(()),
@@ -93,9 +94,9 @@ impl H5Reader {
     /// read by libnetcdf).
     ///
     /// Errors: the file cannot be opened or its superblock is damaged (named).
-    pub fn open(path: &str, meta: &Meta) -> Result<H5Reader> {
+    pub fn open(path: &Path, meta: &Meta) -> Result<H5Reader> {
         let file = nco_h5::File::open(path).map_err(|e| Error::Format {
-            path: path.into(),
+            path: path.display().to_string(),
             reason: e.to_string(),
         })?;
         truncation(&file)?;
@@ -152,7 +153,7 @@ impl H5Reader {
                 }
                 Err(e @ nco_h5::Error::Corrupt(_)) => {
                     return Err(Error::Format {
-                        path: self.file.path().into(),
+                        path: self.file.path().display().to_string(),
                         reason: format!("variable {}: {e}", v.name),
                     })
                 }
@@ -200,7 +201,7 @@ impl H5Reader {
         let v = &meta.vars[var];
         let n: usize = sel.iter().map(Vec::len).product();
         let named = |e: nco_h5::Error| Error::Format {
-            path: self.file.path().into(),
+            path: self.file.path().display().to_string(),
             reason: format!("variable {}: {e}", v.name),
         };
         let pad = pad_bytes(v);
@@ -324,9 +325,9 @@ impl H5Writer {
     /// `meta` (define mode ended).
     ///
     /// Errors: libhdf5 cannot open the file (named).
-    pub fn open(path: &str, meta: &Meta) -> Result<H5Writer> {
+    pub fn open(path: &Path, meta: &Meta) -> Result<H5Writer> {
         let h5 = nco_h5::index::H5File::open(path, true).map_err(|e| Error::Format {
-            path: path.into(),
+            path: path.display().to_string(),
             reason: e.to_string(),
         })?;
         let mut vars = Vec::with_capacity(meta.vars.len());
@@ -336,7 +337,7 @@ impl H5Writer {
         Ok(H5Writer {
             h5,
             vars,
-            path: path.into(),
+            path: path.display().to_string(),
         })
     }
 

@@ -9,6 +9,8 @@
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use netcdf_sys as sys;
@@ -69,6 +71,13 @@ pub fn quiet_hdf5() {
 
 fn c_name(path: &str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::msg(format!("{path}: NUL in name {s:?}")))
+}
+
+/// The file name as libnetcdf takes it: the exact bytes of `file` (a name that is not
+/// UTF-8 is opened as it is).
+fn c_path(file: &Path) -> Result<CString> {
+    CString::new(file.as_os_str().as_bytes())
+        .map_err(|_| Error::msg(format!("{}: NUL in file name", file.display())))
 }
 
 /// A name buffer for the `nc_inq_*name` calls.
@@ -210,7 +219,7 @@ fn format_of(code: c_int) -> Format {
 }
 
 /// Ask libnetcdf for the on-disk format of `path` (`nc_inq_format`).
-pub fn inquire_format(path: &str) -> Result<Format> {
+pub fn inquire_format(path: &Path) -> Result<Format> {
     let r = LibReader::open(path)?;
     Ok(r.meta.format)
 }
@@ -219,7 +228,10 @@ pub fn inquire_format(path: &str) -> Result<Format> {
 /// metadata is read ([`LibReader::close_handle`]: the chunk engine reads the data) and
 /// is opened again when a read needs it.
 pub struct LibReader {
+    /// The name in messages.
     path: String,
+    /// The file as opened (its exact bytes).
+    file: PathBuf,
     handle: Mutex<Option<Handle>>,
     meta: Meta,
     /// (group index into `meta.groups`, variable id) of each variable of `meta`.
@@ -429,8 +441,10 @@ impl LibReader {
     /// Open `path` (a file or a DAP URL) and read the metadata of all its groups.
     ///
     /// Errors: a file libnetcdf cannot open, or with user-defined types (named).
-    pub fn open(path: &str) -> Result<LibReader> {
-        let c = c_name(path, path)?;
+    pub fn open(file: &Path) -> Result<LibReader> {
+        // The name in messages (libnetcdf takes `file`'s bytes as they are).
+        let path = &file.display().to_string();
+        let c = c_path(file)?;
         let _g = lock();
         let mut ncid = 0;
         // SAFETY: the lock is held; `c` outlives the call.
@@ -439,6 +453,7 @@ impl LibReader {
         // From here on the reader owns the handle and closes it when dropped.
         let mut reader = LibReader {
             path: path.to_string(),
+            file: file.to_path_buf(),
             handle: Mutex::new(Some(Handle {
                 ncid,
                 gids: vec![ncid],
@@ -465,7 +480,7 @@ impl LibReader {
             h.gids = walk.gids;
         }
         if !reader.meta.format.is_netcdf4() {
-            reader.shrink_guard = std::fs::File::open(path)
+            reader.shrink_guard = std::fs::File::open(file)
                 .and_then(|f| Ok((f.metadata()?.len(), f)))
                 .ok()
                 .map(|(len, f)| (f, len));
@@ -501,7 +516,7 @@ impl LibReader {
         if h.is_none() {
             let path = self.path.as_str();
             let ne = |e: NcStatus| Error::netcdf(path, None, e);
-            let c = c_name(path, path)?;
+            let c = c_path(&self.file)?;
             let _g = lock();
             let mut ncid = 0;
             // SAFETY: the lock is held; `c` outlives the call.
@@ -770,7 +785,9 @@ impl LibWriter {
     /// end define mode.
     ///
     /// Errors: groups or a type the format cannot hold (named), libnetcdf's errors.
-    pub fn create(path: &str, meta: &Meta) -> Result<LibWriter> {
+    pub fn create(file: &Path, meta: &Meta) -> Result<LibWriter> {
+        // The name in messages (libnetcdf takes `file`'s bytes as they are).
+        let path = &file.display().to_string();
         let cmode = match meta.format {
             Format::Classic => sys::NC_CLOBBER,
             Format::Offset64 => sys::NC_64BIT_OFFSET,
@@ -784,7 +801,7 @@ impl LibWriter {
                 meta.format.kind_name()
             )));
         }
-        let c = c_name(path, path)?;
+        let c = c_path(file)?;
         let ne = |e: NcStatus| Error::netcdf(path, None, e);
         let _g = lock();
         let mut ncid = 0;
@@ -1018,7 +1035,7 @@ mod tests {
     fn groups_strings_and_storage_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.nc");
-        let path = path.to_str().unwrap();
+        let path = path.as_path();
         let mut m = Meta::new(Format::Netcdf4);
         m.attrs.push(Attr {
             name: "tags".into(),

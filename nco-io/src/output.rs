@@ -43,14 +43,19 @@ pub enum Existing {
 ///
 /// Errors: both `-O` and `-A`; an existing output with neither and no terminal to ask
 /// (NCO gives up after failed reads and exits 1), or the user answering `e`.
-pub fn resolve_existing(prog: &str, path: &str, overwrite: bool, append: bool) -> Result<Existing> {
+pub fn resolve_existing(
+    prog: &str,
+    file: &Path,
+    overwrite: bool,
+    append: bool,
+) -> Result<Existing> {
     if overwrite && append {
         return Err(Error::option(
             "-O/-A",
             "overwrite (-O) and append (-A) are mutually exclusive",
         ));
     }
-    if !Path::new(path).exists() {
+    if !file.exists() {
         return Ok(Existing::Create);
     }
     if overwrite {
@@ -59,6 +64,7 @@ pub fn resolve_existing(prog: &str, path: &str, overwrite: bool, append: bool) -
     if append {
         return Ok(Existing::Append);
     }
+    let path = file.display();
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(Error::msg(format!(
@@ -325,8 +331,8 @@ pub struct TempOutput {
 impl TempOutput {
     /// Plan `<dest>.pid<PID>.<prog>.tmp`. Errors when the output's folder does not exist
     /// or is not writable (checked before any work is done).
-    pub fn new(dest: &str, prog: &str) -> Result<TempOutput> {
-        let dest = PathBuf::from(dest);
+    pub fn new(dest: &Path, prog: &str) -> Result<TempOutput> {
+        let dest = dest.to_path_buf();
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -363,7 +369,7 @@ impl TempOutput {
     /// is released after [`TempOutput::commit`] (or when the update fails).
     ///
     /// Errors: those of [`TempOutput::new`] and [`UpdateLock::acquire`].
-    pub fn for_update(dest: &str, prog: &str) -> Result<TempOutput> {
+    pub fn for_update(dest: &Path, prog: &str) -> Result<TempOutput> {
         let mut t = TempOutput::new(dest, prog)?;
         t.lock = Some(UpdateLock::acquire(dest, prog)?);
         Ok(t)
@@ -376,8 +382,8 @@ impl TempOutput {
     }
 
     /// The temporary path to write to.
-    pub fn path(&self) -> &str {
-        self.tmp.to_str().unwrap_or_default()
+    pub fn path(&self) -> &Path {
+        &self.tmp
     }
 
     /// The final path.
@@ -424,8 +430,12 @@ pub fn ctime_now() -> String {
 }
 
 /// The command line as `history` records it: the arguments joined by spaces.
-pub fn command_line(argv: &[String]) -> String {
-    argv.join(" ")
+///
+/// The history is text: a name that is not UTF-8 is recorded with its invalid bytes
+/// replaced (the file itself is opened by its exact name).
+pub fn command_line(argv: &[std::ffi::OsString]) -> String {
+    let args: Vec<_> = argv.iter().map(|a| a.to_string_lossy()).collect();
+    args.join(" ")
 }
 
 /// Prepend `"<date>: <command>"` to the `history` global attribute (with a newline
@@ -474,13 +484,17 @@ mod tests {
     fn temp_output_is_removed_unless_committed() {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("o.nc");
-        let t = TempOutput::new(dest.to_str().unwrap(), "ncks").unwrap();
-        assert!(t.path().contains(".pid") && t.path().ends_with(".ncks.tmp"));
+        let t = TempOutput::new(&dest, "ncks").unwrap();
+        let name = t.path().file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.contains(".pid") && name.ends_with(".ncks.tmp"),
+            "{name}"
+        );
         std::fs::write(t.path(), b"x").unwrap();
-        let p = t.path().to_string();
+        let p = t.path().to_path_buf();
         drop(t);
-        assert!(!Path::new(&p).exists());
-        let t = TempOutput::new(dest.to_str().unwrap(), "ncks").unwrap();
+        assert!(!p.exists());
+        let t = TempOutput::new(&dest, "ncks").unwrap();
         std::fs::write(t.path(), b"y").unwrap();
         t.commit().unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"y");
@@ -550,7 +564,7 @@ mod tests {
         }
         // Planning a temporary output does the same.
         std::fs::write(&gone, b"x").unwrap();
-        let t = TempOutput::new(d.join("o.nc").to_str().unwrap(), "ncks").unwrap();
+        let t = TempOutput::new(&d.join("o.nc"), "ncks").unwrap();
         assert!(!gone.exists());
         drop(t);
     }
@@ -589,9 +603,9 @@ mod tests {
 
     #[test]
     fn both_overwrite_and_append_is_an_error() {
-        assert!(resolve_existing("ncks", "/nonexistent", true, true).is_err());
+        assert!(resolve_existing("ncks", Path::new("/nonexistent"), true, true).is_err());
         assert_eq!(
-            resolve_existing("ncks", "/nonexistent/x", false, false).unwrap(),
+            resolve_existing("ncks", Path::new("/nonexistent/x"), false, false).unwrap(),
             Existing::Create
         );
     }

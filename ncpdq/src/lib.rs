@@ -11,6 +11,7 @@
 
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
+use std::ffi::OsString;
 
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
@@ -44,17 +45,19 @@ pub struct Cli {
         short = 'P',
         long = "pck_plc",
         visible_alias = "pack_policy",
-        value_name = "POLICY"
+        value_name = "POLICY",
+        value_parser = Policy::parse
     )]
-    pub policy: Option<String>,
+    pub policy: Option<Policy>,
     /// Packing map: flt_sht, flt_byt, hgh_sht, hgh_byt, nxt_lsr, dbl_flt, flt_dbl
     #[arg(
         short = 'M',
         long = "pck_map",
         visible_alias = "map",
-        value_name = "MAP"
+        value_name = "MAP",
+        value_parser = PackMap::parse
     )]
-    pub map: Option<String>,
+    pub map: Option<PackMap>,
     /// Unpack (same as -P upk)
     #[arg(short = 'U', long = "unpack", visible_alias = "upk")]
     pub unpack: bool,
@@ -87,7 +90,10 @@ pub enum Policy {
 }
 
 impl Policy {
-    fn parse(s: &str) -> Result<Policy> {
+    /// Parse a `-P` name (NCO's, with or without `pck_plc_`).
+    ///
+    /// Errors: an unknown policy (naming `-P`).
+    pub fn parse(s: &str) -> Result<Policy> {
         Ok(match s.trim_start_matches("pck_plc_") {
             "all_new" | "all_new_att" => Policy::AllNew,
             "all_xst" | "all_xst_att" => Policy::AllXst,
@@ -123,7 +129,10 @@ pub enum PackMap {
 }
 
 impl PackMap {
-    fn parse(s: &str) -> Result<PackMap> {
+    /// Parse a `-M` name (NCO's, with or without `pck_map_`).
+    ///
+    /// Errors: an unknown map (naming `-M`).
+    pub fn parse(s: &str) -> Result<PackMap> {
         Ok(match s.trim_start_matches("pck_map_") {
             "flt_sht" => PackMap::FltSht,
             "flt_byt" => PackMap::FltByt,
@@ -207,31 +216,27 @@ fn action(policy: Policy, map: PackMap, m: &Meta, v: usize, hdf: bool) -> Action
 /// Errors: unknown dimension in `-a`, a dimension listed twice, bad `-P`/`-M`, a
 /// permutation that would put the record dimension inside a variable of a format that
 /// allows one record dimension, I/O errors.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
     let policy = if cli.unpack || prog == "ncunpack" {
         Policy::Unpack
-    } else if let Some(p) = &cli.policy {
-        Policy::parse(p)?
+    } else if let Some(p) = cli.policy {
+        p
     } else if cli.arrange.is_some() {
         Policy::None
     } else {
         Policy::AllNew
     };
-    let map = cli
-        .map
-        .as_deref()
-        .map_or(Ok(PackMap::FltSht), PackMap::parse)?;
-    let specs = cli.std.slab.specs()?;
+    let map = cli.map.unwrap_or(PackMap::FltSht);
+    let specs = &cli.std.slab.dims;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let ds = Dataset::open(&inputs[0])?;
     nco_core::groups::refuse_subgroups(prog, &inputs[0], ds.meta())?;
     let m = ds.meta();
     let order = arrangement(cli.arrange.as_deref(), &ds)?;
-    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
+    let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     let vars = nco_core::select::select_input_order(m, &cli.std.select.select_args())?;
     let arr = Arrangement::new(m, &vars, &order);
     let plan = target.plan_extract(m, &vars, &sel, &arr.record_change(m))?;
@@ -280,7 +285,10 @@ fn arrangement(arrange: Option<&str>, ds: &Dataset) -> Result<Vec<(usize, bool)>
         let d = ds.meta().dim_id(&name).ok_or_else(|| {
             Error::option(
                 "-a",
-                format!("dimension {name} is not in the input file {}", ds.path()),
+                format!(
+                    "dimension {name} is not in the input file {}",
+                    ds.path().display()
+                ),
             )
         })?;
         if order.iter().any(|(x, _)| *x == d) {

@@ -13,7 +13,8 @@
 //! Both stream variable by variable with every input open once, so memory is bounded by
 //! one record of a variable, not by file size or count.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 
@@ -53,12 +54,13 @@ pub struct Cli {
         short = 'y',
         long = "op_typ",
         visible_alias = "operation",
-        value_name = "OP"
+        value_name = "OP",
+        value_parser = Op::parse
     )]
-    pub op: Option<String>,
+    pub op: Option<Op>,
     /// Weights: one number per file (w1,w2,...) or a per-record weight variable
-    #[arg(short = 'w', long = "wgt", visible_aliases = ["weight", "wgt_var"], value_name = "WEIGHTS", allow_hyphen_values = true)]
-    pub weight: Option<String>,
+    #[arg(short = 'w', long = "wgt", visible_aliases = ["weight", "wgt_var"], value_name = "WEIGHTS", allow_hyphen_values = true, value_parser = WeightArg::parse)]
+    pub weight: Option<WeightArg>,
     /// With -w, return the weighted sum (no normalisation)
     #[arg(short = 'N', long = "nmr", visible_alias = "numerator")]
     pub numerator: bool,
@@ -89,6 +91,32 @@ pub fn command() -> clap::Command {
     cli::configure(Cli::command())
 }
 
+/// The `-w` argument as given: numbers, or the name of a weight variable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WeightArg {
+    /// `w1,w2,...`: one number per input file.
+    Numbers(Vec<f64>),
+    /// The name of a per-record weight variable.
+    Var(String),
+}
+
+impl WeightArg {
+    /// Parse `-w`: a comma-separated list of numbers, otherwise a variable name.
+    ///
+    /// Errors: an empty argument.
+    pub fn parse(w: &str) -> Result<WeightArg> {
+        if w.trim().is_empty() {
+            return Err(Error::option("-w", "empty weight list"));
+        }
+        let nums: std::result::Result<Vec<f64>, _> =
+            w.split(',').map(|x| x.trim().parse::<f64>()).collect();
+        Ok(match nums {
+            Ok(n) => WeightArg::Numbers(n),
+            Err(_) => WeightArg::Var(w.to_string()),
+        })
+    }
+}
+
 /// The `-w` weights.
 enum Weights {
     None,
@@ -103,15 +131,14 @@ enum Weights {
 /// Errors: a missing input (named), files whose fixed dimensions or variables
 /// disagree, a record hyperslab that selects nothing, an input without a record
 /// dimension, bad options.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
-    let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.std.slab.specs()?;
+    let op = cli.op.unwrap_or(Op::Avg);
+    let specs = &cli.std.slab.dims;
     let (inputs, sets) = open_inputs(&cli)?;
     for (f, ds) in inputs.files.iter().zip(&sets) {
         groups::refuse_subgroups(prog, f, ds.meta())?;
@@ -127,7 +154,7 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     };
     let Some(list) = &cli.stations.list else {
         let target = ra.target(&inputs.output)?;
-        let p = ra.prepare(&specs, None, target)?;
+        let p = ra.prepare(specs, None, target)?;
         return ra.emit(p, None)?.commit();
     };
     if !concat {
@@ -137,10 +164,10 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
         ));
     }
     let stations_list = stations::read_list(list)?;
-    if inputs.output.is_empty() {
-        return ra.many_files(&specs, &stations_list);
+    if inputs.output.as_os_str().is_empty() {
+        return ra.many_files(specs, &stations_list);
     }
-    ra.station_form(&specs, &stations_list)
+    ra.station_form(specs, &stations_list)
 }
 
 /// The inputs (prefixed with `-p`) and the output of the command line, and the opened
@@ -159,7 +186,7 @@ fn open_inputs(cli: &Cli) -> Result<(multifile::Inputs, Vec<Dataset>)> {
         let sets = multifile::open_all(&inputs.files)?;
         return Ok((inputs, sets));
     }
-    let files: Vec<String> = cli
+    let files: Vec<PathBuf> = cli
         .std
         .files
         .iter()
@@ -183,7 +210,7 @@ fn open_inputs(cli: &Cli) -> Result<(multifile::Inputs, Vec<Dataset>)> {
 /// One run of ncra or ncrcat: the command line and the opened inputs.
 struct Ra<'a> {
     prog: &'a str,
-    argv: &'a [String],
+    argv: &'a [OsString],
     cli: &'a Cli,
     /// ncrcat (concatenate) rather than ncra (reduce).
     concat: bool,
@@ -261,7 +288,7 @@ impl Ra<'_> {
     ///
     /// Errors: `-A`, an existing output without `-O` and no terminal to ask, a bad
     /// format option.
-    fn target(&self, out_path: &str) -> Result<Target> {
+    fn target(&self, out_path: &Path) -> Result<Target> {
         let (prog, cli) = (self.prog, self.cli);
         let common = &cli.std.common;
         let existing = output::resolve_existing(
@@ -276,7 +303,7 @@ impl Ra<'_> {
                 format!("appending is not supported by {prog}; use -O or --rec_apn"),
             ));
         }
-        let mut target = cli.std.target(prog, self.argv, out_path, existing)?;
+        let mut target = cli.std.target(prog, self.argv, out_path, existing);
         if !cli.inputs.no_file_list {
             target.provenance.input_list = self.inputs.recorded();
         }
@@ -331,10 +358,9 @@ impl Ra<'_> {
         // same file waits for this one instead of losing its records.
         let (lock, appended) = match cli.rec_apn && Path::new(&target.path).exists() {
             true => {
-                let path = target.path.to_string_lossy();
-                let lock = output::UpdateLock::acquire(&*path, self.prog)?;
-                let old = Dataset::open(&path)?;
-                groups::refuse_subgroups(self.prog, &path, old.meta())?;
+                let lock = output::UpdateLock::acquire(&target.path, self.prog)?;
+                let old = Dataset::open(&target.path)?;
+                groups::refuse_subgroups(self.prog, &target.path, old.meta())?;
                 (Some(lock), Some(old))
             }
             false => (None, None),
@@ -376,19 +402,17 @@ impl Ra<'_> {
         let Some(w) = &self.cli.weight else {
             return Ok(Weights::None);
         };
-        let nums: std::result::Result<Vec<f64>, _> =
-            w.split(',').map(|x| x.trim().parse::<f64>()).collect();
         let n_files = self.sets.len();
-        match nums {
-            Ok(n) if n.len() == n_files => Ok(Weights::PerFile(n)),
-            Ok(n) => Err(Error::option(
+        match w {
+            WeightArg::Numbers(n) if n.len() == n_files => Ok(Weights::PerFile(n.clone())),
+            WeightArg::Numbers(n) => Err(Error::option(
                 "-w",
                 format!("{} weights given for {n_files} input files", n.len()),
             )),
-            Err(_) if self.sets[0].meta().var_id(w).is_none() => {
-                Err(Error::var(w, "weight variable is not in the input file"))
+            WeightArg::Var(v) if self.sets[0].meta().var_id(v).is_none() => {
+                Err(Error::var(v, "weight variable is not in the input file"))
             }
-            Err(_) => Ok(Weights::Var(w.clone())),
+            WeightArg::Var(v) => Ok(Weights::Var(v.clone())),
         }
     }
 
@@ -637,7 +661,7 @@ fn record_weight(weights: &Weights, ds: &Dataset, pick: &multifile::RecordPick) 
             let wid = ds.meta().var_id(name).ok_or_else(|| {
                 Error::var(
                     name,
-                    format!("weight variable is missing from {}", ds.path()),
+                    format!("weight variable is missing from {}", ds.path().display()),
                 )
             })?;
             ds.read(wid, &[vec![pick.record]])?
@@ -718,7 +742,10 @@ impl Ra<'_> {
         // parallel.
         let mut targets = Vec::with_capacity(stations_list.len());
         for st in stations_list {
-            targets.push(self.target(&st.target).map_err(on_line(st.line))?);
+            targets.push(
+                self.target(Path::new(&st.target))
+                    .map_err(on_line(st.line))?,
+            );
         }
         let jobs: Vec<_> = stations_list.iter().zip(targets).collect();
         let preps = pipeline::try_par_map(jobs, |(st, target)| {
@@ -827,7 +854,7 @@ impl Ra<'_> {
         )?;
         let mut target = cli
             .std
-            .target(self.prog, self.argv, out_path, Existing::Overwrite)?;
+            .target(self.prog, self.argv, out_path, Existing::Overwrite);
         target.provenance = Provenance {
             command: target.provenance.command.take(),
             ..Provenance::default()

@@ -4,6 +4,8 @@
 //! [`nco_core::edit`]: in place when no output is given (a classic header that still
 //! fits is rewritten where it is, instantly), through a temporary file otherwise.
 
+use std::ffi::OsString;
+
 use clap::{ArgAction, CommandFactory, Parser};
 
 use nco_core::cli::{self, EditArgs};
@@ -23,17 +25,17 @@ pub struct Cli {
     #[allow(missing_docs)]
     pub edit: EditArgs,
     /// Rename attribute [.][var@][.]old to new (repeatable; no var@: everywhere)
-    #[arg(short = 'a', long = "attribute", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true)]
-    pub attributes: Vec<String>,
+    #[arg(short = 'a', long = "attribute", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true, value_parser = |a: &str| Rename::parse(Kind::Attribute, a))]
+    pub attributes: Vec<Rename>,
     /// Rename dimension [.]old to new (repeatable)
-    #[arg(short = 'd', long = "dmn", visible_alias = "dimension", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true)]
-    pub dimensions: Vec<String>,
+    #[arg(short = 'd', long = "dmn", visible_alias = "dimension", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true, value_parser = |a: &str| Rename::parse(Kind::Dimension, a))]
+    pub dimensions: Vec<Rename>,
     /// Rename group [.]old to new (repeatable)
-    #[arg(short = 'g', long = "grp", visible_alias = "group", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true)]
-    pub groups: Vec<String>,
+    #[arg(short = 'g', long = "grp", visible_alias = "group", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true, value_parser = |a: &str| Rename::parse(Kind::Group, a))]
+    pub groups: Vec<Rename>,
     /// Rename variable [.]old to new (repeatable)
-    #[arg(short = 'v', long = "variable", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true)]
-    pub variables: Vec<String>,
+    #[arg(short = 'v', long = "variable", value_name = "OLD,NEW", action = ArgAction::Append, allow_hyphen_values = true, value_parser = |a: &str| Rename::parse(Kind::Variable, a))]
+    pub variables: Vec<Rename>,
 }
 
 /// The clap command.
@@ -46,21 +48,21 @@ pub fn command() -> clap::Command {
 /// Errors: nothing to rename, malformed renames, required names absent, new names in
 /// use, I/O errors: each one line naming the option, the object or the file; the
 /// file (or the output) is left as it was.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start_edit::<Cli>(command(), &argv, prog, |c| &c.edit)? else {
         return Ok(());
     };
-    let mut renames = Vec::new();
-    for (kind, args) in [
-        (Kind::Variable, &cli.variables),
-        (Kind::Group, &cli.groups),
-        (Kind::Dimension, &cli.dimensions),
-        (Kind::Attribute, &cli.attributes),
-    ] {
-        for a in args {
-            renames.push(Rename::parse(kind, a)?);
-        }
-    }
+    // The order NCO applies them in: variables, groups, dimensions, attributes.
+    let renames: Vec<Rename> = [
+        &cli.variables,
+        &cli.groups,
+        &cli.dimensions,
+        &cli.attributes,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
     if renames.is_empty() {
         return Err(nco_core::Error::msg(
             "nothing to rename: give -v, -d, -a or -g old,new (try --help)",
@@ -68,7 +70,8 @@ pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
     }
     let (input, output) = cli.edit.input_and_output(prog)?;
     let file = Editable::open(prog, &input)?;
-    let (mut meta, notes) = rename::apply(file.meta(), &renames, file.path())?;
+    let name = file.path().display().to_string();
+    let (mut meta, notes) = rename::apply(file.meta(), &renames, &name)?;
     for n in notes {
         eprintln!("{prog}: {n}");
     }

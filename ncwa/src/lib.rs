@@ -11,6 +11,7 @@
 
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
+use std::ffi::OsString;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
@@ -60,8 +61,8 @@ pub struct Cli {
     #[arg(short = 'M', long = "msk_val", visible_aliases = ["mask-value", "mask_value"], value_name = "VALUE", allow_hyphen_values = true)]
     pub mask_value: Option<f64>,
     /// Mask comparator: eq, ne, gt, ge, lt, le (default eq)
-    #[arg(short = 'T', long = "mask_comparator", visible_aliases = ["msk_cmp_typ", "op_rlt"], value_name = "OP")]
-    pub mask_op: Option<String>,
+    #[arg(short = 'T', long = "mask_comparator", visible_aliases = ["msk_cmp_typ", "op_rlt"], value_name = "OP", value_parser = Cmp::parse_option)]
+    pub mask_op: Option<Cmp>,
     /// Mask condition, e.g. 'lat < -60.0'
     #[arg(short = 'B', long = "mask_condition", visible_aliases = ["msk_cnd", "msk_cnd_sng"], value_name = "COND", allow_hyphen_values = true)]
     pub mask_condition: Option<String>,
@@ -70,9 +71,10 @@ pub struct Cli {
         short = 'y',
         long = "op_typ",
         visible_alias = "operation",
-        value_name = "OP"
+        value_name = "OP",
+        value_parser = Op::parse
     )]
-    pub op: Option<String>,
+    pub op: Option<Op>,
     /// Do not weight or mask coordinate variables
     #[arg(
         short = 'I',
@@ -142,20 +144,19 @@ enum Job {
 ///
 /// Errors: bad options, unknown dimension in `-a`, weight or mask variable absent,
 /// bad `-T`/`-B`, weights summing to zero, and every I/O error.
-pub fn run(prog: &str, argv: Vec<String>) -> Result<()> {
-    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| (&c.std.common, &c.std.format))?
-    else {
+pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
+    let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let op = cli.op.as_deref().map_or(Ok(Op::Avg), Op::parse)?;
-    let specs = cli.std.slab.specs()?;
+    let op = cli.op.unwrap_or(Op::Avg);
+    let specs = &cli.std.slab.dims;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let input = &inputs[0];
     let mask_test = mask_test(&cli)?;
     let ds = Dataset::open(input)?;
     nco_core::groups::refuse_subgroups(prog, input, ds.meta())?;
     let meta = ds.meta();
-    let sel = cli.std.slab.resolve_specs(&ds, &specs)?;
+    let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
     let avg_dims = reduced_dims(cli.avg.as_deref(), meta, input)?;
     let weight = match &cli.weight {
@@ -221,15 +222,7 @@ fn mask_test(cli: &Cli) -> Result<Option<MaskExpr>> {
     Ok(match (&cli.mask_condition, &cli.mask_var) {
         (Some(c), _) => Some(MaskExpr::parse(c)?),
         (None, Some(m)) => {
-            let op = match &cli.mask_op {
-                Some(t) => Cmp::parse(t).ok_or_else(|| {
-                    Error::option(
-                        "-T",
-                        format!("unknown comparator \"{t}\" (eq, ne, gt, ge, lt, le)"),
-                    )
-                })?,
-                None => Cmp::Eq,
-            };
+            let op = cli.mask_op.unwrap_or(Cmp::Eq);
             let value = cli.mask_value.unwrap_or(1.0);
             Some(MaskExpr::compare(m, op, value))
         }
@@ -256,7 +249,7 @@ fn mask_of(ds: &Dataset, sel: &Selection, cond: &MaskExpr, hdf: bool) -> Result<
 /// The dimensions `-a` reduces (all without it).
 ///
 /// Errors: a dimension not in the input (named).
-fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &str) -> Result<Vec<usize>> {
+fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &std::path::Path) -> Result<Vec<usize>> {
     let Some(list) = avg else {
         return Ok((0..meta.dims.len()).collect());
     };
@@ -266,7 +259,7 @@ fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &str) -> Result<Vec<usize
             meta.dim_id(n).ok_or_else(|| {
                 Error::option(
                     "-a",
-                    format!("dimension {n} is not in the input file {input}"),
+                    format!("dimension {n} is not in the input file {}", input.display()),
                 )
             })
         })
@@ -281,7 +274,10 @@ fn read_aux(ds: &Dataset, sel: &Selection, name: &str, what: &str, hdf: bool) ->
     let id = meta.var_id(name).ok_or_else(|| {
         Error::var(
             name,
-            format!("{what} variable is not in the input file {}", ds.path()),
+            format!(
+                "{what} variable is not in the input file {}",
+                ds.path().display()
+            ),
         )
     })?;
     let pv = arith::prepare(meta, id, hdf);

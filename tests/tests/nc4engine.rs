@@ -236,7 +236,7 @@ fn netcdf4_inputs_give_the_classic_inputs_results() {
 /// A copy of the storage fixture in `s`, damaged by `damage` (given the file's bytes and
 /// the engine's view of the intact file, to find chunks by).
 fn damaged(s: &Scratch, name: &str, damage: impl FnOnce(&mut Vec<u8>, &nco_h5::File)) -> String {
-    let intact = nco_h5::File::open(&storage()).expect("open the storage fixture");
+    let intact = nco_h5::File::open(storage()).expect("open the storage fixture");
     let mut bytes = std::fs::read(storage()).expect("read the storage fixture");
     damage(&mut bytes, &intact);
     let out = s.arg(name);

@@ -1030,3 +1030,39 @@ fn no_tmp_fl_still_keeps_the_old_output_on_failure() {
     assert_eq!(std::fs::read(&out).expect("read"), b"previous output");
     assert_eq!(s.files().len(), 1, "{:?}", s.files());
 }
+
+#[test]
+fn bad_option_values_are_refused_naming_the_option() {
+    // Each value is checked by its parser while the command line is read: one line,
+    // exit 1, naming the option, before any file is opened (the input does not exist).
+    let cases: [(&str, &[&str], &str); 11] = [
+        ("ncks", &["--fl_fmt", "nc9"], "--fl_fmt"),
+        ("ncks", &["-L", "12"], "-L"),
+        ("ncks", &["-L", "x"], "-L"),
+        ("ncks", &["--cnk_dmn", "lat"], "--cnk_dmn"),
+        ("ncks", &["--cnk_plc", "bogus"], "--cnk_plc"),
+        ("ncks", &["-d", "lat,x"], "-d lat,x"),
+        ("ncks", &["-D", "x"], "--dbg_lvl"),
+        ("ncwa", &["-T", "xx"], "-T"),
+        ("ncpdq", &["-P", "bogus"], "-P"),
+        ("ncpdq", &["-M", "bogus"], "-M"),
+        ("ncbo", &["-y", "bogus"], "-y"),
+    ];
+    for (op, args, named) in cases {
+        let r = nco(op)
+            .args(args)
+            .args(["/nonexistent/in.nc", "/nonexistent/out.nc"])
+            .fails_with_code(1);
+        let line = r.stderr.trim_end();
+        assert!(
+            !line.contains('\n')
+                && line.starts_with(&format!("{op}: ERROR"))
+                && line.contains(named),
+            "{op} {args:?}: {line}"
+        );
+        assert!(
+            !line.contains("nonexistent"),
+            "{op} {args:?} opened a file: {line}"
+        );
+    }
+}

@@ -34,5 +34,6 @@ mod ncpdq_blocks;
 mod ncra;
 mod ncrename;
 mod ncwa;
+mod paths;
 mod stations;
 mod times;

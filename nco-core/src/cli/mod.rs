@@ -12,6 +12,8 @@
 pub mod env;
 pub mod rusage;
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
@@ -62,7 +64,7 @@ pub struct CommonArgs {
     pub quiet: bool,
     /// Path prefix for input file names (not for the output)
     #[arg(short = 'p', long = "pth", visible_alias = "path", value_name = "DIR")]
-    pub path: Option<String>,
+    pub path: Option<PathBuf>,
     /// Output file name (otherwise the last positional argument)
     #[arg(
         short = 'o',
@@ -70,7 +72,7 @@ pub struct CommonArgs {
         visible_alias = "fl_out",
         value_name = "FILE"
     )]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
     /// Threads for computation (default: all cores)
     #[arg(
         short = 't',
@@ -107,7 +109,7 @@ pub struct CommonArgs {
 pub struct OperatorArgs {
     /// Input file(s), then the output file (ncks: the output is optional: without it, print)
     #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub common: CommonArgs,
@@ -129,13 +131,13 @@ impl OperatorArgs {
     /// `-A` is refused: these operators write whole new files).
     ///
     /// Errors: a wrong number of files (the message gives the usage), an existing
-    /// output without `-O`, `-A`, a bad format option.
+    /// output without `-O`, `-A`.
     pub fn inputs_and_target(
         &self,
         prog: &str,
-        argv: &[String],
+        argv: &[OsString],
         n_inputs: usize,
-    ) -> Result<(Vec<String>, Target)> {
+    ) -> Result<(Vec<PathBuf>, Target)> {
         let mut files = self.files.clone();
         if let Some(o) = &self.common.output {
             files.push(o.clone());
@@ -154,7 +156,7 @@ impl OperatorArgs {
         }
         let out = files.pop().unwrap_or_default();
         let existing = self.common.existing(prog, &out, false)?;
-        let target = self.target(prog, argv, &out, existing)?;
+        let target = self.target(prog, argv, &out, existing);
         let inputs = files
             .iter()
             .map(|f| with_prefix(self.common.path.as_deref(), f))
@@ -163,15 +165,7 @@ impl OperatorArgs {
     }
 
     /// The [`Target`] of output `path` (see [`target`]).
-    ///
-    /// Errors: a bad format option.
-    pub fn target(
-        &self,
-        prog: &str,
-        argv: &[String],
-        path: &str,
-        existing: Existing,
-    ) -> Result<Target> {
+    pub fn target(&self, prog: &str, argv: &[OsString], path: &Path, existing: Existing) -> Target {
         target(prog, argv, &self.common, &self.format, path, existing)
     }
 }
@@ -179,21 +173,19 @@ impl OperatorArgs {
 /// The [`Target`] of output `path` for this command line: treated as `existing`
 /// ([`CommonArgs::existing`]), in the format and storage of `format`, with the
 /// provenance `common` asks for (`history` unless `-h`, the `-t` thread count).
-///
-/// Errors: an unknown `--fl_fmt` name.
 pub fn target(
     prog: &str,
-    argv: &[String],
+    argv: &[OsString],
     common: &CommonArgs,
     format: &FormatArgs,
-    path: &str,
+    path: &Path,
     existing: Existing,
-) -> Result<Target> {
-    Ok(Target {
+) -> Target {
+    Target {
         prog: prog.to_string(),
         path: path.into(),
         existing,
-        format: format.format()?,
+        format: format.format(),
         storage: StorageArgs {
             deflate: format.deflate,
             chunk: format.chunk.clone(),
@@ -204,7 +196,7 @@ pub fn target(
             input_list: None,
             threads: common.threads,
         },
-    })
+    }
 }
 
 impl CommonArgs {
@@ -215,7 +207,7 @@ impl CommonArgs {
     ///
     /// Errors: both `-O` and `-A`; an existing output with neither and no terminal, or
     /// the user declining; `-A` for an operator that does not merge.
-    pub fn existing(&self, prog: &str, path: &str, merges: bool) -> Result<Existing> {
+    pub fn existing(&self, prog: &str, path: &Path, merges: bool) -> Result<Existing> {
         let existing = crate::output::resolve_existing(prog, path, self.overwrite, self.append)?;
         if existing == Existing::Append && !merges {
             return Err(Error::option(
@@ -235,7 +227,7 @@ impl CommonArgs {
 pub struct EditArgs {
     /// The file to edit, then the output (without one, the file is edited in place)
     #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Overwrite an existing output file without asking
     #[arg(short = 'O', long = "ovr", visible_alias = "overwrite")]
     pub overwrite: bool,
@@ -258,7 +250,7 @@ pub struct EditArgs {
     pub quiet: bool,
     /// Path prefix for the input file name (not for the output)
     #[arg(short = 'p', long = "pth", visible_alias = "path", value_name = "DIR")]
-    pub path: Option<String>,
+    pub path: Option<PathBuf>,
     /// Output file name (otherwise the second positional argument, if any)
     #[arg(
         short = 'o',
@@ -266,7 +258,7 @@ pub struct EditArgs {
         visible_alias = "fl_out",
         value_name = "FILE"
     )]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
     /// Accepted for NCO compatibility: the input never comes from standard input, so
     /// there is no input-file-list attribute to leave out
     #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
@@ -310,7 +302,7 @@ impl EditArgs {
     /// after checking that an existing output may be replaced (`-O`).
     ///
     /// Errors: no file or more than two; an existing output without `-O`; `-A`.
-    pub fn input_and_output(&self, prog: &str) -> Result<(String, Option<String>)> {
+    pub fn input_and_output(&self, prog: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         let mut files = self.files.clone();
         if let Some(o) = &self.output {
             files.push(o.clone());
@@ -341,7 +333,7 @@ impl EditArgs {
 
     /// What the edited file records about the edit: the command line in `history`
     /// (and the `NCO` attribute) unless `-h`.
-    pub fn provenance(&self, argv: &[String]) -> Provenance {
+    pub fn provenance(&self, argv: &[OsString]) -> Provenance {
         Provenance {
             command: (!self.no_history).then(|| crate::output::command_line(argv)),
             input_list: None,
@@ -444,9 +436,10 @@ pub struct SlabArgs {
         visible_alias = "dimension",
         value_name = "DIM,[MIN],[MAX],[STRIDE]",
         action = ArgAction::Append,
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = HyperslabSpec::parse
     )]
-    pub dims: Vec<String>,
+    pub dims: Vec<HyperslabSpec>,
     /// Fortran (1-based, inclusive) indices in -d
     #[arg(short = 'F', long = "ftn", visible_alias = "fortran")]
     pub fortran: bool,
@@ -456,17 +449,12 @@ pub struct SlabArgs {
 }
 
 impl SlabArgs {
-    /// Parse every `-d` (no file needed).
-    pub fn specs(&self) -> Result<Vec<HyperslabSpec>> {
-        self.dims.iter().map(|d| HyperslabSpec::parse(d)).collect()
-    }
-
     /// The selection of every `-d` in `ds` (coordinate values read from it), with
     /// `-F` and `--msa_usr_rdr` applied.
     ///
-    /// Errors: a malformed `-d`, and those of [`hyperslab::resolve`].
+    /// Errors: those of [`hyperslab::resolve`].
     pub fn resolve(&self, ds: &Dataset) -> Result<Selection> {
-        self.resolve_specs(ds, &self.specs()?)
+        self.resolve_specs(ds, &self.dims)
     }
 
     /// The selection of `specs` (the command line's changed: a station's, those on
@@ -515,14 +503,20 @@ pub struct FormatArgs {
     #[arg(short = '7')]
     pub netcdf4_classic: bool,
     /// Output format: classic, 64bit_offset, 64bit_data, netcdf4, netcdf4_classic
-    #[arg(long = "fl_fmt", visible_alias = "file_format", value_name = "FORMAT")]
-    pub fl_fmt: Option<String>,
+    #[arg(
+        long = "fl_fmt",
+        visible_alias = "file_format",
+        value_name = "FORMAT",
+        value_parser = parse_format
+    )]
+    pub fl_fmt: Option<Format>,
     /// Deflate level 0-9 for netCDF-4 output
     #[arg(
         short = 'L',
         long = "dfl_lvl",
         visible_alias = "deflate",
-        value_name = "LEVEL"
+        value_name = "LEVEL",
+        value_parser = parse_deflate
     )]
     pub deflate: Option<i32>,
     /// Extra bytes of header padding in netCDF3 output
@@ -535,20 +529,11 @@ pub struct FormatArgs {
 
 impl FormatArgs {
     /// The requested output format, `None` to keep the input's.
-    ///
-    /// Errors: an unknown `--fl_fmt` name.
-    pub fn format(&self) -> Result<Option<Format>> {
-        if let Some(f) = &self.fl_fmt {
-            return Ok(Some(match f.to_ascii_lowercase().as_str() {
-                "classic" | "3" | "nc3" | "netcdf3" => Format::Classic,
-                "64bit_offset" | "64bit" | "6" | "64" => Format::Offset64,
-                "64bit_data" | "cdf5" | "5" | "pnetcdf" => Format::Cdf5,
-                "netcdf4" | "4" | "nc4" | "hdf5" => Format::Netcdf4,
-                "netcdf4_classic" | "7" | "nc7" | "netcdf4classic" => Format::Netcdf4Classic,
-                _ => return Err(Error::option("--fl_fmt", format!("unknown format \"{f}\""))),
-            }));
+    pub fn format(&self) -> Option<Format> {
+        if self.fl_fmt.is_some() {
+            return self.fl_fmt;
         }
-        Ok(if self.netcdf4 {
+        if self.netcdf4 {
             Some(Format::Netcdf4)
         } else if self.netcdf4_classic {
             Some(Format::Netcdf4Classic)
@@ -560,21 +545,39 @@ impl FormatArgs {
             Some(Format::Classic)
         } else {
             None
-        })
-    }
-
-    /// Validate the deflate level.
-    pub fn check(&self) -> Result<()> {
-        if let Some(l) = self.deflate {
-            if !(0..=9).contains(&l) {
-                return Err(Error::option(
-                    "-L",
-                    format!("deflate level {l} is not in 0..9"),
-                ));
-            }
         }
-        self.chunk.check()
     }
+}
+
+/// Parse a `--fl_fmt` name (NCO's names and their short forms).
+///
+/// Errors: an unknown name.
+pub fn parse_format(f: &str) -> Result<Format> {
+    Ok(match f.to_ascii_lowercase().as_str() {
+        "classic" | "3" | "nc3" | "netcdf3" => Format::Classic,
+        "64bit_offset" | "64bit" | "6" | "64" => Format::Offset64,
+        "64bit_data" | "cdf5" | "5" | "pnetcdf" => Format::Cdf5,
+        "netcdf4" | "4" | "nc4" | "hdf5" => Format::Netcdf4,
+        "netcdf4_classic" | "7" | "nc7" | "netcdf4classic" => Format::Netcdf4Classic,
+        _ => return Err(Error::option("--fl_fmt", format!("unknown format \"{f}\""))),
+    })
+}
+
+/// Parse a `-L` deflate level.
+///
+/// Errors: not an integer in 0..9.
+pub fn parse_deflate(s: &str) -> Result<i32> {
+    let l: i32 = s
+        .trim()
+        .parse()
+        .map_err(|_| Error::option("-L", format!("deflate level \"{s}\" is not an integer")))?;
+    if !(0..=9).contains(&l) {
+        return Err(Error::option(
+            "-L",
+            format!("deflate level {l} is not in 0..9"),
+        ));
+    }
+    Ok(l)
 }
 
 /// Configure the global rayon pool for `-t N` (0 or absent: all cores).
@@ -616,39 +619,46 @@ pub fn clap_error(e: clap::Error) -> Result<()> {
             print!("{e}");
             Ok(())
         }
-        _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            Err(Error::msg(format!("{first} (try --help)")))
+        // A value our parser refused: its own message, which names the option.
+        // Another parser's (a number's) message does not, so clap's line is kept.
+        clap::error::ErrorKind::ValueValidation => {
+            match std::error::Error::source(&e).and_then(|r| r.downcast_ref::<Error>()) {
+                Some(reason) => Err(Error::msg(reason.to_string())),
+                None => Err(Error::msg(format!("{} (try --help)", first_line(&e)))),
+            }
         }
+        _ => Err(Error::msg(format!("{} (try --help)", first_line(&e)))),
     }
 }
 
-/// The start every operator shares: parse `argv` with `cmd` into `C`, print the version
-/// for `-r`, apply the common options (debug level, threads, libnetcdf switch) and
-/// validate the format options. `Ok(None)` means "done" (help, version or `-r` printed).
+/// The first line of clap's message, without its `error: `.
+fn first_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("");
+    first.trim_start_matches("error: ").to_string()
+}
+
+/// The start every operator shares: parse `argv` with `cmd` into `C` (option values
+/// typed by their parsers), print the version for `-r` and apply the common options
+/// (debug level, threads, libnetcdf switch). `Ok(None)` means "done" (help, version or
+/// `-r` printed).
 ///
-/// Errors: malformed options (one line, exit 1).
+/// Errors: malformed options (one line naming the option, exit 1).
 pub fn start<C: clap::FromArgMatches>(
     cmd: clap::Command,
-    argv: &[String],
+    argv: &[OsString],
     prog: &str,
-    shared: impl Fn(&C) -> (&CommonArgs, &FormatArgs),
+    common: impl Fn(&C) -> &CommonArgs,
 ) -> Result<Option<C>> {
     let Some(c) = parse_with(cmd, argv)? else {
         return Ok(None);
     };
-    let (common, format) = shared(&c);
+    let common = common(&c);
     if common.revision {
         print!("{}", version_text(prog));
         return Ok(None);
     }
     apply_common(common);
-    format.check()?;
     Ok(Some(c))
 }
 
@@ -658,7 +668,7 @@ pub fn start<C: clap::FromArgMatches>(
 /// Errors: malformed options (one line, exit 1).
 pub fn start_edit<C: clap::FromArgMatches>(
     cmd: clap::Command,
-    argv: &[String],
+    argv: &[OsString],
     prog: &str,
     shared: impl Fn(&C) -> &EditArgs,
 ) -> Result<Option<C>> {
@@ -675,7 +685,7 @@ pub fn start_edit<C: clap::FromArgMatches>(
 }
 
 /// Parse `argv` with `cmd` into `C`; `Ok(None)` when `--help` or `--version` printed.
-fn parse_with<C: clap::FromArgMatches>(cmd: clap::Command, argv: &[String]) -> Result<Option<C>> {
+fn parse_with<C: clap::FromArgMatches>(cmd: clap::Command, argv: &[OsString]) -> Result<Option<C>> {
     let matches = match cmd.try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => return clap_error(e).map(|()| None),
@@ -719,7 +729,7 @@ fn tune_allocator() {
 
 /// Run an operator: collect argv, call `run`, print any error as one line
 /// `<prog>: ERROR <message>` and return exit status 1; print the `-D` rusage report.
-pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCode {
+pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitCode {
     let start = Instant::now();
     tune_allocator();
     env::install();
@@ -738,9 +748,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<String>) -> Result<()>) -> ExitCod
             .unwrap_or_default();
         eprintln!("{name}: ERROR internal error (please report): {msg}{at}");
     }));
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv: Vec<OsString> = std::env::args_os().collect();
     let result = match std::panic::catch_unwind(|| run(prog, argv)) {
         Ok(r) => r,
         Err(_) => fail_exit(),

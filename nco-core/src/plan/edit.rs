@@ -17,6 +17,8 @@
 //!   fill values), so we never rename inside an HDF5 file. Files with groups below the
 //!   root are refused (nco-rs reads only the root group).
 
+use std::path::{Path, PathBuf};
+
 use crate::classic::{self, edit as cedit};
 use crate::dataset::{full_selection, Dataset, OutFile};
 use crate::error::{Error, Result};
@@ -66,7 +68,7 @@ enum Source {
 
 /// A file opened for a metadata edit.
 pub struct Editable {
-    path: String,
+    path: PathBuf,
     src: Source,
 }
 
@@ -76,10 +78,11 @@ impl Editable {
     ///
     /// Errors: those of opening the file; a netCDF-4 file with groups (named, with the
     /// operator `prog` that does not support them yet); a URL.
-    pub fn open(prog: &str, path: &str) -> Result<Editable> {
-        if path.contains("://") {
+    pub fn open(prog: &str, path: &Path) -> Result<Editable> {
+        if path.to_str().is_some_and(|p| p.contains("://")) {
             return Err(Error::msg(format!(
-                "{path}: remote files cannot be edited; copy the file first"
+                "{}: remote files cannot be edited; copy the file first",
+                path.display()
             )));
         }
         let ds = Dataset::open(path)?;
@@ -91,7 +94,7 @@ impl Editable {
             Source::Other(ds)
         };
         Ok(Editable {
-            path: path.to_string(),
+            path: path.to_path_buf(),
             src,
         })
     }
@@ -105,7 +108,7 @@ impl Editable {
     }
 
     /// The path opened.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
@@ -119,10 +122,10 @@ impl Editable {
         self,
         prog: &str,
         edit: &Edit,
-        output: Option<&str>,
+        output: Option<&Path>,
         hdr_pad: u64,
     ) -> Result<Written> {
-        let dest = output.unwrap_or(&self.path).to_string();
+        let dest = output.unwrap_or(&self.path).to_path_buf();
         match self.src {
             Source::Classic(r) => {
                 let len = r
@@ -173,7 +176,7 @@ impl Editable {
 
 /// Give a file replacing `input` in place the input's permissions, then rename it
 /// over the destination.
-fn finish(tmp: TempOutput, input: &str, in_place: bool) -> Result<Written> {
+fn finish(tmp: TempOutput, input: &Path, in_place: bool) -> Result<Written> {
     if in_place {
         let perm = std::fs::metadata(input)
             .map_err(|e| Error::io(input, e))?

@@ -102,9 +102,7 @@ impl Target {
         if self.existing != Existing::Append {
             return Ok(None);
         }
-        Ok(Some(
-            Dataset::open(&self.path.to_string_lossy())?.meta().format,
-        ))
+        Ok(Some(Dataset::open(&self.path)?.meta().format))
     }
 
     /// The extraction plan of `vars` (input indices, in output order) under `sel`,
@@ -172,16 +170,15 @@ impl Output {
     /// Errors: an output folder that does not exist or is not writable, a merge that
     /// does not agree, and the writer's errors.
     pub fn create(target: &Target, mut meta: Meta) -> Result<Output> {
-        let path = target.path.to_string_lossy();
         // An append locks the existing file before reading it, so a concurrent update
         // waits for this one instead of losing it (released after the rename).
         let tmp = if target.existing == Existing::Append {
-            TempOutput::for_update(&path, &target.prog)?
+            TempOutput::for_update(&target.path, &target.prog)?
         } else {
-            TempOutput::new(&path, &target.prog)?
+            TempOutput::new(&target.path, &target.prog)?
         };
         let merged = if target.existing == Existing::Append {
-            let old = Dataset::open(&target.path.to_string_lossy())?;
+            let old = Dataset::open(&target.path)?;
             let (merged_meta, sources) = extract::merge_append(old.meta(), &meta)?;
             let mut file_var = vec![0; meta.vars.len()];
             for (i, s) in sources.iter().enumerate() {
@@ -396,7 +393,7 @@ mod tests {
         let mut out = Output::create(&t, one_var("a", 2)).unwrap();
         out.write(0, 0, &Values::Int(vec![1, 2])).unwrap();
         out.commit().unwrap();
-        let ds = Dataset::open(path.to_str().unwrap()).unwrap();
+        let ds = Dataset::open(&path).unwrap();
         let m = ds.meta();
         let h = m.attr("history").unwrap().value.as_text().unwrap();
         assert!(h.ends_with(": ncks in.nc out.nc"), "{h}");
@@ -423,7 +420,7 @@ mod tests {
         let mut out = Output::create(&t, one_var("a", 2)).unwrap();
         out.write(0, 0, &Values::Int(vec![1, 2])).unwrap();
         out.commit().unwrap();
-        let ds = Dataset::open(path.to_str().unwrap()).unwrap();
+        let ds = Dataset::open(&path).unwrap();
         let names: Vec<&str> = ds.meta().vars.iter().map(|v| v.name.as_str()).collect();
         assert_eq!(names, ["b", "a"]);
         assert_eq!(ds.read_all(0).unwrap(), Values::Int(vec![7, 8]));

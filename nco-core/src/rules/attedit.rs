@@ -330,6 +330,27 @@ fn parse_values(ty: NcType, val: &str, spec: &str, notes: &mut Vec<String>) -> R
     })
 }
 
+/// One `-a` argument as the command line's parser gives it: the edit and the warnings
+/// its parse produced (printed once every argument parsed).
+#[derive(Clone, Debug)]
+pub struct AttArg {
+    /// The edit.
+    pub edit: AttEdit,
+    /// Warnings about escapes, one line each.
+    pub notes: Vec<String>,
+}
+
+impl AttArg {
+    /// Parse one `-a` argument (a clap value parser).
+    ///
+    /// Errors: those of [`AttEdit::parse`].
+    pub fn parse(arg: &str) -> Result<AttArg> {
+        let mut notes = Vec::new();
+        let edit = AttEdit::parse(arg, &mut notes)?;
+        Ok(AttArg { edit, notes })
+    }
+}
+
 impl AttEdit {
     /// Parse one `-a` argument; warnings about escapes go to `notes`.
     ///

@@ -26,7 +26,8 @@ pub struct ChunkArgs {
         id = "cnk_plc",
         long = "cnk_plc",
         visible_alias = "chunk_policy",
-        value_name = "POLICY"
+        value_name = "POLICY",
+        value_parser = parse_policy
     )]
     pub policy: Option<String>,
     /// Chunking map: dmn, rd1, scl, prd, lfp, xst, nc4, nco
@@ -34,7 +35,8 @@ pub struct ChunkArgs {
         id = "cnk_map",
         long = "cnk_map",
         visible_alias = "chunk_map",
-        value_name = "MAP"
+        value_name = "MAP",
+        value_parser = parse_map
     )]
     pub map: Option<String>,
     /// Chunk size of one dimension: name,size (repeatable)
@@ -43,9 +45,10 @@ pub struct ChunkArgs {
         long = "cnk_dmn",
         visible_alias = "chunk_dimension",
         value_name = "DIM,SIZE",
-        action = ArgAction::Append
+        action = ArgAction::Append,
+        value_parser = parse_dim_size
     )]
-    pub dims: Vec<String>,
+    pub dims: Vec<(String, usize)>,
     /// Target chunk size in bytes (maps lfp/prd)
     #[arg(
         id = "cnk_byt",
@@ -94,6 +97,53 @@ fn strip(s: &str) -> String {
         .to_string()
 }
 
+/// Parse a `--cnk_plc` name (kept as given; NCO's prefixes `cnk_`, `plc_` allowed).
+///
+/// Errors: an unknown policy.
+pub fn parse_policy(p: &str) -> Result<String> {
+    if !POLICIES.contains(&strip(p).as_str()) {
+        return Err(Error::option(
+            "--cnk_plc",
+            format!("unknown chunking policy \"{p}\""),
+        ));
+    }
+    Ok(p.to_string())
+}
+
+/// Parse a `--cnk_map` name (kept as given; NCO's prefixes `cnk_`, `map_` allowed).
+///
+/// Errors: an unknown map.
+pub fn parse_map(m: &str) -> Result<String> {
+    if !MAPS.contains(&strip(m).as_str()) {
+        return Err(Error::option(
+            "--cnk_map",
+            format!("unknown chunking map \"{m}\""),
+        ));
+    }
+    Ok(m.to_string())
+}
+
+/// Parse a `--cnk_dmn` pair `name,size`.
+///
+/// Errors: no comma, or a size that is not a positive integer.
+pub fn parse_dim_size(s: &str) -> Result<(String, usize)> {
+    let (n, v) = s
+        .split_once(',')
+        .ok_or_else(|| Error::option("--cnk_dmn", format!("\"{s}\" is not name,size")))?;
+    let size = v
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&x| x > 0)
+        .ok_or_else(|| {
+            Error::option(
+                "--cnk_dmn",
+                format!("size in \"{s}\" must be a positive integer"),
+            )
+        })?;
+    Ok((n.trim().to_string(), size))
+}
+
 impl ChunkArgs {
     /// True when any chunking option was given.
     pub fn any(&self) -> bool {
@@ -101,50 +151,6 @@ impl ChunkArgs {
             || self.map.is_some()
             || !self.dims.is_empty()
             || self.scalar.is_some()
-    }
-
-    /// Validate policy and map names and `--cnk_dmn` pairs.
-    pub fn check(&self) -> Result<()> {
-        if let Some(p) = &self.policy {
-            if !POLICIES.contains(&strip(p).as_str()) {
-                return Err(Error::option(
-                    "--cnk_plc",
-                    format!("unknown chunking policy \"{p}\""),
-                ));
-            }
-        }
-        if let Some(m) = &self.map {
-            if !MAPS.contains(&strip(m).as_str()) {
-                return Err(Error::option(
-                    "--cnk_map",
-                    format!("unknown chunking map \"{m}\""),
-                ));
-            }
-        }
-        self.dim_sizes().map(|_| ())
-    }
-
-    fn dim_sizes(&self) -> Result<Vec<(String, usize)>> {
-        self.dims
-            .iter()
-            .map(|s| {
-                let (n, v) = s.split_once(',').ok_or_else(|| {
-                    Error::option("--cnk_dmn", format!("\"{s}\" is not name,size"))
-                })?;
-                let size = v
-                    .trim()
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&x| x > 0)
-                    .ok_or_else(|| {
-                        Error::option(
-                            "--cnk_dmn",
-                            format!("size in \"{s}\" must be a positive integer"),
-                        )
-                    })?;
-                Ok((n.trim().to_string(), size))
-            })
-            .collect()
     }
 
     /// Chunk sizes for output variable `v` of `meta` (`None` = leave to libnetcdf /
@@ -156,7 +162,7 @@ impl ChunkArgs {
         let fitted = input.and_then(|c| fit(c, meta, v));
         let input = fitted.as_deref();
         let policy = self.policy.as_deref().map(strip);
-        let explicit = self.dim_sizes().unwrap_or_default();
+        let explicit = &self.dims;
         if !self.any() {
             return input.map(<[usize]>::to_vec);
         }
@@ -259,7 +265,7 @@ mod tests {
         let a = ChunkArgs {
             policy: Some("xpl".into()),
             min: Some(1),
-            dims: vec!["lat,1".into(), "lon,2".into()],
+            dims: vec![("lat".into(), 1), ("lon".into(), 2)],
             ..Default::default()
         };
         assert_eq!(a.chunks_for(&m, &v, None), Some(vec![1, 3, 2]));
@@ -287,17 +293,11 @@ mod tests {
             None,
             "96 bytes < default cnk_min"
         );
-        assert!(ChunkArgs {
-            policy: Some("bogus".into()),
-            ..Default::default()
-        }
-        .check()
-        .is_err());
-        assert!(ChunkArgs {
-            dims: vec!["lat".into()],
-            ..Default::default()
-        }
-        .check()
-        .is_err());
+        assert!(parse_policy("bogus").is_err());
+        assert_eq!(parse_policy("cnk_all").unwrap(), "cnk_all");
+        assert!(parse_map("bogus").is_err());
+        assert!(parse_dim_size("lat").is_err());
+        assert!(parse_dim_size("lat,0").is_err());
+        assert_eq!(parse_dim_size(" lat , 3").unwrap(), ("lat".into(), 3));
     }
 }

@@ -16,6 +16,8 @@
 //!   leading levels, `-G name@N` (or `name:-N`) the N trailing ones, `-G name:` (`-G :`
 //!   alone) deletes them all (flattening).
 
+use std::path::Path;
+
 use regex::Regex;
 
 use crate::error::{Error, Result};
@@ -26,10 +28,10 @@ use crate::model::Meta;
 /// the same name in different groups, or drop the groups, where NCO keeps them.
 ///
 /// Errors: `<path>: groups are not supported yet by <prog>`.
-pub fn refuse_subgroups(prog: &str, path: &str, meta: &Meta) -> Result<()> {
+pub fn refuse_subgroups(prog: &str, path: impl AsRef<Path>, meta: &Meta) -> Result<()> {
     if meta.has_groups() {
         return Err(Error::Format {
-            path: path.to_string(),
+            path: path.as_ref().display().to_string(),
             reason: format!("groups are not supported yet by {prog}"),
         });
     }

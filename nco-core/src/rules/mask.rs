@@ -50,6 +50,18 @@ impl Cmp {
         })
     }
 
+    /// Parse the `-T` comparator (a clap value parser).
+    ///
+    /// Errors: an unknown comparator (naming `-T`).
+    pub fn parse_option(t: &str) -> Result<Cmp> {
+        Cmp::parse(t).ok_or_else(|| {
+            Error::option(
+                "-T",
+                format!("unknown comparator \"{t}\" (eq, ne, gt, ge, lt, le)"),
+            )
+        })
+    }
+
     /// `x CMP v`.
     pub fn test(self, x: f64, v: f64) -> bool {
         match self {

@@ -12,7 +12,10 @@
 //!   file by file. The fifth field (sub-cycle) groups `subcycle` consecutive records
 //!   starting every `stride` records.
 
+use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
@@ -25,7 +28,7 @@ use crate::types::{NcType, Values};
 /// Expand `-n nbr,dgt,inc` from the first input name.
 ///
 /// Errors: malformed `-n`, or a name without `dgt` digits before its extension.
-pub fn generate_names(first: &str, spec: &str) -> Result<Vec<String>> {
+pub fn generate_names(first: &Path, spec: &str) -> Result<Vec<PathBuf>> {
     let bad = |r: &str| Error::option("-n", format!("\"{spec}\": {r}"));
     let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
     let num = |i: usize, d: i64| -> Result<i64> {
@@ -40,41 +43,48 @@ pub fn generate_names(first: &str, spec: &str) -> Result<Vec<String>> {
     if nbr < 1 || dgt < 1 || inc == 0 {
         return Err(bad("need nbr >= 1, dgt >= 1, inc != 0"));
     }
-    let (stem, ext) = match first.rfind('.') {
-        Some(i) if !first[i..].contains('/') => (&first[..i], &first[i..]),
-        _ => (first, ""),
+    // The name's bytes as they are (a name need not be UTF-8); the digits are ASCII.
+    let name = first.as_os_str().as_bytes();
+    let (stem, ext) = match name.iter().rposition(|&b| b == b'.') {
+        Some(i) if !name[i..].contains(&b'/') => name.split_at(i),
+        _ => (name, &b""[..]),
     };
     let d = dgt as usize;
-    if stem.len() < d || !stem[stem.len() - d..].bytes().all(|b| b.is_ascii_digit()) {
+    let digits = stem.len().checked_sub(d).map(|at| stem.split_at(at));
+    let Some((base, digits)) = digits.filter(|(_, g)| g.iter().all(u8::is_ascii_digit)) else {
         return Err(bad(&format!(
-            "{first} does not end in {dgt} digits before its extension"
+            "{} does not end in {dgt} digits before its extension",
+            first.display()
         )));
-    }
-    let base = &stem[..stem.len() - d];
-    let start: i64 = stem[stem.len() - d..]
+    };
+    let start: i64 = String::from_utf8_lossy(digits)
         .parse()
         .map_err(|_| bad("bad digits"))?;
     Ok((0..nbr)
-        .map(|k| format!("{base}{:0width$}{ext}", start + k * inc, width = d))
+        .map(|k| {
+            let mut n = base.to_vec();
+            n.extend(format!("{:0width$}", start + k * inc, width = d).bytes());
+            n.extend_from_slice(ext);
+            PathBuf::from(OsString::from_vec(n))
+        })
         .collect())
 }
 
 /// Prefix an input name with `-p` (unless it is absolute or a URL).
-pub fn with_prefix(prefix: Option<&str>, name: &str) -> String {
+pub fn with_prefix(prefix: Option<&Path>, name: &Path) -> PathBuf {
+    let url = name.to_str().is_some_and(|n| n.contains("://"));
     match prefix {
-        Some(p) if !name.starts_with('/') && !name.contains("://") => {
-            format!("{}/{}", p.trim_end_matches('/'), name)
-        }
-        _ => name.to_string(),
+        Some(p) if !name.is_absolute() && !url => p.join(name),
+        _ => name.to_path_buf(),
     }
 }
 
 /// The input file list and whether it came from standard input.
 pub struct Inputs {
     /// Input names, prefixed.
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Output name.
-    pub output: String,
+    pub output: PathBuf,
     /// True when the names were read from standard input.
     pub from_stdin: bool,
 }
@@ -83,27 +93,32 @@ pub struct Inputs {
 ///
 /// Errors: no output, or no inputs (and nothing on standard input).
 pub fn inputs(
-    positional: &[String],
-    output: Option<&str>,
-    prefix: Option<&str>,
+    positional: &[PathBuf],
+    output: Option<&Path>,
+    prefix: Option<&Path>,
     n_spec: Option<&str>,
 ) -> Result<Inputs> {
     let mut pos = positional.to_vec();
     let output = match output {
-        Some(o) => o.to_string(),
+        Some(o) => o.to_path_buf(),
         None => pos
             .pop()
             .ok_or_else(|| Error::msg("no output file given"))?,
     };
     let mut from_stdin = false;
     if pos.is_empty() {
-        let mut s = String::new();
+        // Names are bytes separated by white space (a name need not be UTF-8).
+        let mut s = Vec::new();
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             std::io::stdin()
-                .read_to_string(&mut s)
+                .read_to_end(&mut s)
                 .map_err(|e| Error::io("standard input", e))?;
         }
-        pos = s.split_whitespace().map(str::to_string).collect();
+        pos = s
+            .split(u8::is_ascii_whitespace)
+            .filter(|n| !n.is_empty())
+            .map(|n| PathBuf::from(OsString::from_vec(n.to_vec())))
+            .collect();
         from_stdin = true;
         if pos.is_empty() {
             return Err(Error::msg(
@@ -124,9 +139,11 @@ pub fn inputs(
 
 impl Inputs {
     /// The names NCO records in the output's input-list attributes: all of them when
-    /// they were read from standard input, else none.
+    /// they were read from standard input, else none (attribute text: a name that is
+    /// not UTF-8 has its invalid bytes replaced).
     pub fn recorded(&self) -> Option<Vec<String>> {
-        self.from_stdin.then(|| self.files.clone())
+        self.from_stdin
+            .then(|| self.files.iter().map(|f| f.display().to_string()).collect())
     }
 }
 
@@ -147,8 +164,8 @@ pub fn stamp_input_list(meta: &mut Meta, files: &[String]) {
 }
 
 /// Open every input. Errors name the failing file.
-pub fn open_all(files: &[String]) -> Result<Vec<Dataset>> {
-    files.iter().map(|f| Dataset::open(f)).collect()
+pub fn open_all(files: &[PathBuf]) -> Result<Vec<Dataset>> {
+    files.iter().map(Dataset::open).collect()
 }
 
 /// Check that every file has the first file's fixed (non-record) dimensions used by
@@ -174,19 +191,19 @@ pub fn check_fixed_dims(sets: &[Dataset], vars: &[usize]) -> Result<()> {
                 Some(i) => {
                     return Err(Error::msg(format!(
                         "{}: dimension {} has size {} but {} in {}",
-                        ds.path(),
+                        ds.path().display(),
                         d.name,
                         m.dims[i].len,
                         d.len,
-                        sets[0].path()
+                        sets[0].path().display()
                     )))
                 }
                 None => {
                     return Err(Error::msg(format!(
                         "{}: dimension {} of {} is missing",
-                        ds.path(),
+                        ds.path().display(),
                         d.name,
-                        sets[0].path()
+                        sets[0].path().display()
                     )))
                 }
             }
@@ -203,7 +220,7 @@ pub fn record_dim(sets: &[Dataset], prog: &str) -> Result<usize> {
     sets[0].meta().record_dim().ok_or_else(|| {
         Error::msg(format!(
             "{}: has no record dimension, which {prog} needs",
-            sets[0].path()
+            sets[0].path().display()
         ))
     })
 }
@@ -217,7 +234,7 @@ pub fn check_record_dims(sets: &[Dataset], rec_name: &str) -> Result<()> {
         if m.dim_id(rec_name).is_none_or(|d| !m.dims[d].unlimited) {
             return Err(Error::msg(format!(
                 "{}: has no record dimension {rec_name}",
-                ds.path()
+                ds.path().display()
             )));
         }
     }
@@ -236,7 +253,7 @@ pub fn check_record_vars(sets: &[Dataset], vars: &[usize]) -> Result<()> {
             if first.is_record_var(var) && ds.meta().var_id(&var.name).is_none() {
                 return Err(Error::var(
                     &var.name,
-                    format!("is missing from input file {}", ds.path()),
+                    format!("is missing from input file {}", ds.path().display()),
                 ));
             }
         }
@@ -257,7 +274,7 @@ pub fn check_members(sets: &[Dataset], vars: &[usize]) -> Result<()> {
             let other = m.var(&var.name).ok_or_else(|| {
                 Error::var(
                     &var.name,
-                    format!("is missing from member file {}", ds.path()),
+                    format!("is missing from member file {}", ds.path().display()),
                 )
             })?;
             if other.ty != var.ty || m.shape(other) != first.shape(var) {
@@ -265,10 +282,10 @@ pub fn check_members(sets: &[Dataset], vars: &[usize]) -> Result<()> {
                     &var.name,
                     format!(
                         "differs in type or shape between {} ({} {:?}) and {} ({} {:?})",
-                        sets[0].path(),
+                        sets[0].path().display(),
                         var.ty,
                         first.shape(var),
-                        ds.path(),
+                        ds.path().display(),
                         other.ty,
                         m.shape(other)
                     ),
@@ -293,7 +310,10 @@ pub fn pick_records_in(
     for ds in sets {
         let m = ds.meta();
         let d = m.dim_id(rec_name).ok_or_else(|| {
-            Error::msg(format!("{}: has no record dimension {rec_name}", ds.path()))
+            Error::msg(format!(
+                "{}: has no record dimension {rec_name}",
+                ds.path().display()
+            ))
         })?;
         let coord = hyperslab::coordinate_values(m, &|v| ds.read_all(v), d)?;
         let units = m.var(rec_name).and_then(|v| v.attr_text("units"));
@@ -498,11 +518,11 @@ impl TimeAlign {
                             name,
                             format!(
                                 "in {}: {e} to the first file's \"{tu}\"{} ({})",
-                                ds.path(),
+                                ds.path().display(),
                                 tc.as_deref()
                                     .map(|c| format!(" with calendar \"{c}\""))
                                     .unwrap_or_default(),
-                                sets[0].path()
+                                sets[0].path().display()
                             ),
                         )
                     })?;
@@ -514,7 +534,7 @@ impl TimeAlign {
                         name,
                         format!(
                             "in {} is packed and its time units differ from the first file's; unpack it first (ncpdq -U)",
-                            ds.path()
+                            ds.path().display()
                         ),
                     ));
                 }
@@ -524,7 +544,10 @@ impl TimeAlign {
         }
         let mut align = TimeAlign {
             conv,
-            paths: sets.iter().map(|d| d.path().to_string()).collect(),
+            paths: sets
+                .iter()
+                .map(|d| d.path().display().to_string())
+                .collect(),
             promoted: Vec::new(),
         };
         // An integer time of the first file takes the later files' values exactly: in
@@ -798,9 +821,12 @@ impl Concat<'_> {
     /// Errors: the variable is missing from that file (named).
     fn var_in(&self, f: usize, name: &str) -> Result<usize> {
         let ds = &self.sets[f];
-        ds.meta()
-            .var_id(name)
-            .ok_or_else(|| Error::var(name, format!("is missing from input file {}", ds.path())))
+        ds.meta().var_id(name).ok_or_else(|| {
+            Error::var(
+                name,
+                format!("is missing from input file {}", ds.path().display()),
+            )
+        })
     }
 
     /// Split positions into the picks into runs from one file: `(file, its records)`,
@@ -926,16 +952,25 @@ mod tests {
 
     #[test]
     fn names_by_counting() {
+        let names = |first: &str, spec: &str| generate_names(Path::new(first), spec);
         assert_eq!(
-            generate_names("in1.nc", "2,1,1").unwrap(),
-            vec!["in1.nc", "in2.nc"]
+            names("in1.nc", "2,1,1").unwrap(),
+            [Path::new("in1.nc"), Path::new("in2.nc")]
         );
         assert_eq!(
-            generate_names("a_05.nc", "3,2,5").unwrap(),
-            vec!["a_05.nc", "a_10.nc", "a_15.nc"]
+            names("a_05.nc", "3,2,5").unwrap(),
+            [
+                Path::new("a_05.nc"),
+                Path::new("a_10.nc"),
+                Path::new("a_15.nc")
+            ]
         );
-        assert!(generate_names("in.nc", "2,1,1").is_err());
-        assert!(generate_names("in1.nc", "x").is_err());
+        assert!(names("in.nc", "2,1,1").is_err());
+        assert!(names("in1.nc", "x").is_err());
+        // A name that is not UTF-8 keeps its bytes.
+        let first = PathBuf::from(OsString::from_vec(b"d\xff1.nc".to_vec()));
+        let got = generate_names(&first, "2,1,1").unwrap();
+        assert_eq!(got[1].as_os_str().as_bytes(), b"d\xff2.nc");
     }
 
     #[test]

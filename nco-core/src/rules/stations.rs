@@ -40,7 +40,7 @@ pub struct StationArgs {
     /// station (README "Multi-station extraction"); ncrcat then takes every positional
     /// argument as an input and `-o FILE` selects the one-file station form
     #[arg(long = "list", visible_alias = "stn_lst", value_name = "FILE")]
-    pub list: Option<String>,
+    pub list: Option<std::path::PathBuf>,
     /// Name of the station dimension of the one-file station form
     #[arg(
         long = "station_dim",
@@ -196,8 +196,8 @@ pub fn parse_list(text: &str) -> Result<Vec<Station>> {
 }
 
 /// Read a list from a path, or standard input for `-`.
-pub fn read_list(path: &str) -> Result<Vec<Station>> {
-    let text = if path == "-" {
+pub fn read_list(path: &std::path::Path) -> Result<Vec<Station>> {
+    let text = if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
             .map_err(|e| Error::io("standard input", e))?;

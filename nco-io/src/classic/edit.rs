@@ -17,6 +17,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 use super::header::{self, Header};
 use super::{copy_range, decode_par, encode_par, Reader};
@@ -73,7 +74,7 @@ pub fn plan(
     file_len: u64,
     new: &Meta,
     hdr_pad: u64,
-    path: &str,
+    path: &Path,
 ) -> Result<HeaderEdit> {
     let om = &old.meta;
     let same = om.format == new.format
@@ -91,7 +92,8 @@ pub fn plan(
             .all(|(a, b)| a.ty == b.ty && a.dims == b.dims);
     if !same {
         return Err(Error::msg(format!(
-            "{path}: internal: a metadata edit changed the variables' types or shapes"
+            "{}: internal: a metadata edit changed the variables' types or shapes",
+            path.display()
         )));
     }
     for a in &new.attrs {
@@ -119,7 +121,7 @@ pub fn plan(
     let begins: Vec<u64> = old.layout.iter().map(|l| l.begin + shift).collect();
     if new.format == Format::Classic && begins.iter().any(|&b| b > i32::MAX as u64) {
         return Err(Error::Format {
-            path: path.to_string(),
+            path: path.display().to_string(),
             reason: "the edited header moves data past the 2 GiB offsets of the classic \
                      format; convert the file first (ncks -6 or -5)"
                 .into(),
@@ -139,10 +141,11 @@ pub fn plan(
 /// over what is left of the old one. The data is not touched.
 ///
 /// Errors: an edit that does not fit (internal), I/O errors naming the file.
-pub fn write_in_place(path: &str, edit: &HeaderEdit) -> Result<()> {
+pub fn write_in_place(path: &Path, edit: &HeaderEdit) -> Result<()> {
     if !edit.fits() {
         return Err(Error::msg(format!(
-            "{path}: internal: the edited header does not fit in place"
+            "{}: internal: the edited header does not fit in place",
+            path.display()
         )));
     }
     let mut bytes = edit.bytes.clone();
@@ -161,7 +164,7 @@ pub fn write_in_place(path: &str, edit: &HeaderEdit) -> Result<()> {
 /// to its data start, then `src`'s data section unchanged.
 ///
 /// Errors: I/O errors naming the file.
-pub fn write_copy(src: &Reader, edit: &HeaderEdit, dest: &str) -> Result<()> {
+pub fn write_copy(src: &Reader, edit: &HeaderEdit, dest: &Path) -> Result<()> {
     let len = src
         .file()
         .metadata()
@@ -187,7 +190,7 @@ const PATCH_BYTES: u64 = 32 << 20;
 /// them back where they are: record by record, in pieces of at most 32 MiB.
 ///
 /// Errors: I/O errors naming the file.
-pub fn rewrite_var(path: &str, var: usize, f: &mut dyn FnMut(&mut Values)) -> Result<()> {
+pub fn rewrite_var(path: &Path, var: usize, f: &mut dyn FnMut(&mut Values)) -> Result<()> {
     let r = Reader::open(path, true)?;
     let ty = r.meta().vars[var].ty;
     let es = ty.size() as u64;
@@ -220,7 +223,7 @@ mod tests {
     use crate::types::NcType;
 
     /// A classic file with a fixed variable f(x=3) and a record variable r(t=2, x).
-    fn sample(dir: &std::path::Path, hdr_pad: u64) -> String {
+    fn sample(dir: &Path, hdr_pad: u64) -> std::path::PathBuf {
         let mut m = Meta::new(Format::Classic);
         m.dims.push(Dim {
             name: "t".into(),
@@ -244,7 +247,7 @@ mod tests {
                 group: 0,
             });
         }
-        let p = dir.join("s.nc").to_string_lossy().into_owned();
+        let p = dir.join("s.nc");
         let mut w = super::super::Writer::create(&p, &m, hdr_pad).unwrap();
         w.write(0, 0, &Values::Int(vec![1, 2, 3])).unwrap();
         w.write(1, 0, &Values::Int(vec![4, 5, 6, 7, 8, 9])).unwrap();
@@ -252,7 +255,7 @@ mod tests {
         p
     }
 
-    fn edited(p: &str, name: &str) -> (Reader, Meta) {
+    fn edited(p: &Path, name: &str) -> (Reader, Meta) {
         let r = Reader::open(p, true).unwrap();
         let mut m = r.meta().clone();
         m.vars[0].name = name.into();
@@ -298,7 +301,7 @@ mod tests {
         let e = plan(r.header(), len, &m, 10, &p).unwrap();
         assert!(!e.fits());
         assert_eq!(e.new_start, pad4(e.bytes.len() as u64 + 10));
-        let q = dir.path().join("q.nc").to_string_lossy().into_owned();
+        let q = dir.path().join("q.nc");
         write_copy(&r, &e, &q).unwrap();
         let r2 = Reader::open(&q, true).unwrap();
         assert_eq!(r2.meta(), &m);

@@ -15,6 +15,7 @@ pub mod header;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -138,8 +139,10 @@ fn for_each_run(
 impl Reader {
     /// Open and parse a classic file. `use_pread` selects positioned reads instead of a
     /// memory map. Errors name the file (see [`header::parse`]).
-    pub fn open(path: &str, use_pread: bool) -> Result<Reader> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    pub fn open(file_path: &Path, use_pread: bool) -> Result<Reader> {
+        let file = File::open(file_path).map_err(|e| Error::io(file_path, e))?;
+        // The name in messages (the OS calls take `file_path` as it is).
+        let path = &file_path.display().to_string();
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         // The header is at most a few MiB in practice; read a prefix and grow if needed.
         let mut want = 64 * 1024u64;
@@ -693,13 +696,14 @@ const SMALL_FILE: u64 = 8 << 20;
 impl Writer {
     /// Create `path` (truncating) with the definitions of `meta` (format Classic,
     /// Offset64 or Cdf5) and `hdr_pad` spare header bytes.
-    pub fn create(path: &str, meta: &Meta, hdr_pad: u64) -> Result<Writer> {
+    pub fn create(file_path: &Path, meta: &Meta, hdr_pad: u64) -> Result<Writer> {
+        let path = &file_path.display().to_string();
         for v in &meta.vars {
             crate::check_storable(meta.format, v)?;
         }
         let numrecs = meta.record_dim().map_or(0, |d| meta.dims[d].len as u64);
         let header = header::plan(meta, numrecs, hdr_pad, path)?;
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let file = File::create(file_path).map_err(|e| Error::io(file_path, e))?;
         let mut w = Writer {
             path: path.to_string(),
             file,
@@ -1037,7 +1041,7 @@ mod tests {
         }
         let path = dir.join("g.nc");
         let p = path.to_str().unwrap();
-        let mut w = Writer::create(p, &m, 0).unwrap();
+        let mut w = Writer::create(&path, &m, 0).unwrap();
         let f: Vec<f32> = (0..20).map(|i| i as f32).collect();
         w.write(0, 0, &Values::Float(f)).unwrap();
         let t: Vec<f32> = (0..120).map(|i| i as f32).collect();
@@ -1098,7 +1102,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.nc");
         let p = path.to_str().unwrap();
-        let mut w = Writer::create(p, &m, 0).unwrap();
+        let mut w = Writer::create(&path, &m, 0).unwrap();
         for (i, ty) in types.iter().enumerate() {
             w.write(i, 0, &vals(*ty)).unwrap();
         }
