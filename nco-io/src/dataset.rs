@@ -181,6 +181,18 @@ pub fn distinct_selections(sels: &[Vec<Vec<usize>>]) -> Vec<(&[Vec<usize>], usiz
     out
 }
 
+/// The libraries the dataset layer reads and writes through, with their versions, for
+/// `-r`/`--version` (NCO's `-r` prints the netCDF library's): `("netCDF", "4.9.0 of
+/// ...")`, `("HDF5", "1.10.8")`. Asked of the libraries only when called.
+pub fn library_versions() -> Vec<(&'static str, String)> {
+    let mut v = vec![("netCDF", crate::nc4::netcdf_version())];
+    v.push((
+        "HDF5",
+        crate::nc4::hdf5_version().unwrap_or_else(|| "not loaded".to_string()),
+    ));
+    v
+}
+
 /// Decode raw big-endian bytes of type `ty` (what [`Dataset::gather_raw_into`] and
 /// [`Dataset::read_raw_be_into`] return) into values, in parallel for large buffers.
 pub fn decode_raw(ty: crate::types::NcType, raw: &[u8]) -> Values {

@@ -1018,6 +1018,36 @@ fn write_error(path: &str, var: Option<&str>, e: NcStatus) -> Error {
     }
 }
 
+/// The netCDF library in use, as `nc_inq_libvers` words it (`4.9.0 of Aug  7 2022
+/// 23:41:41 $`, the trailing `$` removed).
+pub fn netcdf_version() -> String {
+    // SAFETY: nc_inq_libvers returns a pointer to a static NUL-terminated string.
+    let p = unsafe { netcdf_sys::nc_inq_libvers() };
+    if p.is_null() {
+        return "unknown".to_string();
+    }
+    // SAFETY: `p` is non-null and points to a static C string (see above).
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    s.trim().trim_end_matches('$').trim().to_string()
+}
+
+/// The HDF5 library libnetcdf is linked to (`1.10.8`), `None` when none is loaded. It is
+/// found by name among the loaded libraries (`H5get_libversion`, loaded with libnetcdf):
+/// nco-rs does not link HDF5 itself.
+pub fn hdf5_version() -> Option<String> {
+    type GetVersion = unsafe extern "C" fn(*mut u32, *mut u32, *mut u32) -> i32;
+    // SAFETY: dlsym with RTLD_DEFAULT looks a symbol up in the loaded libraries.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"H5get_libversion".as_ptr()) };
+    if sym.is_null() {
+        return None;
+    }
+    // SAFETY: H5get_libversion has this signature in every HDF5 release.
+    let f: GetVersion = unsafe { std::mem::transmute::<*mut libc::c_void, GetVersion>(sym) };
+    let (mut a, mut b, mut c) = (0u32, 0u32, 0u32);
+    // SAFETY: the three pointers are to our own integers.
+    (unsafe { f(&mut a, &mut b, &mut c) } >= 0).then(|| format!("{a}.{b}.{c}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

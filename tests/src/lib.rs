@@ -111,8 +111,7 @@ pub fn is_nco() -> bool {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        // Ours print `ncks 0.1.0 (compatible with NCO 5.1.4)` for --version (and
-        // `ncks (nco-rs) ...` for -r); NCO's text has neither.
+        // Ours print `ncks (nco-rs) ...` for --version and -r; NCO's text does not.
         !text.contains("nco-rs") && !text.contains("compatible with NCO")
     })
 }

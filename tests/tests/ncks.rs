@@ -6,7 +6,7 @@
 //! confirmed with NCO 5.1.4 (`NCO_RS_BIN_DIR=/usr/bin cargo test`).
 
 use nco_tests::{
-    assert_same_bytes, fx, header_count, is_nco, is_root, ncdump, nco, value, Scratch,
+    assert_same_bytes, fx, header_count, is_nco, is_root, ncdump, nco, tool, value, Scratch,
 };
 
 /// `ncks ARGS fixture out` in a fresh scratch folder; returns (scratch, out path).
@@ -997,6 +997,46 @@ fn version_exits_0() {
     let r = nco("ncks").arg("--version").succeeds();
     assert!((r.stdout.clone() + &r.stderr).contains("5.1.4"), "{r:?}");
     nco("ncks").arg("-r").succeeds();
+}
+
+/// `-r` and `--version` name the netCDF library in use as NCO's `-r` does (checked
+/// against `nc-config`), and ours also HDF5's (checked against the installed headers
+/// libnetcdf was built with) and MPI's absence.
+#[test]
+fn revision_lists_the_libraries_in_use() {
+    let nc = tool("nc-config").arg("--version").succeeds().stdout;
+    let nc = nc.trim().trim_start_matches("netCDF").trim().to_string();
+    for flag in ["-r", "--version"] {
+        let r = nco("ncks").arg(flag).succeeds();
+        let text = r.stdout.clone() + &r.stderr;
+        assert!(
+            text.contains(&format!("Linked to netCDF library version {nc}")),
+            "{flag}: {text}"
+        );
+        if is_nco() {
+            continue;
+        }
+        let h = std::fs::read_to_string("/usr/include/hdf5/serial/H5public.h")
+            .expect("HDF5's headers (libhdf5-dev, a dependency of libnetcdf-dev)");
+        let num = |key: &str| -> String {
+            h.lines()
+                .find(|l| l.starts_with(&format!("#define {key} ")))
+                .and_then(|l| l.split_whitespace().nth(2))
+                .unwrap_or_else(|| panic!("{key} not in H5public.h"))
+                .to_string()
+        };
+        let hv = format!(
+            "{}.{}.{}",
+            num("H5_VERS_MAJOR"),
+            num("H5_VERS_MINOR"),
+            num("H5_VERS_RELEASE")
+        );
+        assert!(
+            text.contains(&format!("Linked to HDF5 library version {hv}\n")),
+            "{flag}: {text}"
+        );
+        assert!(text.contains("MPI: not built"), "{flag}: {text}");
+    }
 }
 
 #[test]

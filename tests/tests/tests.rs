@@ -19,6 +19,7 @@ mod fixed;
 mod fuzz_smoke;
 mod groups;
 mod harness;
+mod install;
 mod limits;
 mod nc4engine;
 mod ncap;

@@ -92,12 +92,12 @@ pub struct CommonArgs {
     /// Read and write every file through libnetcdf, not our classic-format engine
     #[arg(long = "no-mmap", visible_alias = "no_mmap")]
     pub no_mmap: bool,
-    /// Print version and configuration, then exit
+    /// Print the version and the netCDF and HDF5 library versions in use, then exit
     #[arg(short = 'r', long = "revision", visible_alias = "vrs")]
     pub revision: bool,
-    /// Print the version, then exit
-    #[arg(long = "version", action = ArgAction::Version)]
-    pub version: Option<bool>,
+    /// Print the version and the libraries in use (as -r), then exit
+    #[arg(long = "version")]
+    pub version: bool,
     /// Print this help, then exit
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -270,12 +270,12 @@ pub struct EditArgs {
     /// Read every file through libnetcdf (classic files are still edited by our engine)
     #[arg(long = "no-mmap", visible_alias = "no_mmap")]
     pub no_mmap: bool,
-    /// Print version and configuration, then exit
+    /// Print the version and the netCDF and HDF5 library versions in use, then exit
     #[arg(short = 'r', long = "revision", visible_alias = "vrs")]
     pub revision: bool,
-    /// Print the version, then exit
-    #[arg(long = "version", action = ArgAction::Version)]
-    pub version: Option<bool>,
+    /// Print the version and the libraries in use (as -r), then exit
+    #[arg(long = "version")]
+    pub version: bool,
     /// Print this help, then exit
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -603,12 +603,24 @@ pub fn apply_common(c: &CommonArgs) {
     }
 }
 
-/// The version line printed by `-r` and `--version`.
-pub fn version_text(prog: &str) -> String {
+/// The version line (`ncks (nco-rs) 0.1.0, compatible with NCO ... 5.1.4`).
+pub fn version_line(prog: &str) -> String {
     format!(
         "{prog} (nco-rs) {}, compatible with NCO netCDF Operators version 5.1.4\n",
         env!("CARGO_PKG_VERSION")
     )
+}
+
+/// What `-r` and `--version` print: the version line, then the libraries in use with
+/// their versions (netCDF, HDF5, as NCO's `-r` names the netCDF library it is linked
+/// to), and MPI (nco-rs has no MPI build).
+pub fn version_text(prog: &str) -> String {
+    let mut s = version_line(prog);
+    for (lib, v) in crate::dataset::library_versions() {
+        s.push_str(&format!("Linked to {lib} library version {v}\n"));
+    }
+    s.push_str("MPI: not built (nco-rs has no MPI build)\n");
+    s
 }
 
 /// Turn a clap parse failure into the operator's result: `--help`/`--version` print and
@@ -654,7 +666,7 @@ pub fn start<C: clap::FromArgMatches>(
         return Ok(None);
     };
     let common = common(&c);
-    if common.revision {
+    if common.revision || common.version {
         print!("{}", version_text(prog));
         return Ok(None);
     }
@@ -676,7 +688,7 @@ pub fn start_edit<C: clap::FromArgMatches>(
         return Ok(None);
     };
     let e = shared(&c);
-    if e.revision {
+    if e.revision || e.version {
         print!("{}", version_text(prog));
         return Ok(None);
     }
