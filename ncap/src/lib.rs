@@ -223,7 +223,8 @@ fn files(prog: &str, argv: &[OsString], cli: &Cli) -> Result<(Option<PathBuf>, T
     } else {
         output::resolve_existing(prog, &out_path, cli.common.overwrite, cli.common.append)?
     };
-    let target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing);
+    let mut target = cli::target(prog, argv, &cli.common, &cli.format, &out_path, existing);
+    target.provenance.source = input.clone();
     Ok((input, target))
 }
 

@@ -90,7 +90,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         cli.std.common.path.as_deref(),
         cli.inputs.nintap.as_deref(),
     )?;
-    let existing = cli.std.common.existing(prog, &inputs.output, false)?;
+    let existing = cli.std.common.existing(prog, &inputs.output)?;
     let sets = multifile::open_all(&inputs.files)?;
     for (f, ds) in inputs.files.iter().zip(&sets) {
         groups::refuse_subgroups(prog, f, ds.meta())?;
@@ -100,6 +100,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
     multifile::check_members(&sets, &vars)?;
     let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
+    target.provenance.source = inputs.files.first().cloned();
     if !cli.inputs.no_file_list {
         target.provenance.input_list = inputs.recorded();
     }

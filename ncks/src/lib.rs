@@ -137,8 +137,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     match output {
         Some(out) => {
-            let existing = cli.std.common.existing(prog, &out, true)?;
-            let target = target(prog, &argv, &cli, &out, existing);
+            let existing = cli.std.common.existing(prog, &out)?;
+            let mut target = target(prog, &argv, &cli, &out, existing);
+            target.provenance.source = Some(input.clone());
             extract_to(&target, &cli, &ds, &vars, &sel)?.commit()
         }
         None => print_file(&cli, &ds, &vars, &sel, &input),
@@ -284,7 +285,7 @@ fn run_list(
         None => many_files(prog, argv, cli, &ds, &stations_list, selections),
         Some(out) => {
             // The station form always writes a new file (-A is accepted, as an overwrite).
-            cli.std.common.existing(prog, out, true)?;
+            cli.std.common.existing(prog, out)?;
             let target = target(prog, argv, cli, out, Existing::Overwrite);
             let meta = ds.meta();
             let vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
@@ -330,8 +331,12 @@ fn many_files(
         let target = cli
             .std
             .common
-            .existing(prog, Path::new(&st.target), true)
-            .map(|existing| target(prog, argv, cli, Path::new(&st.target), existing))
+            .existing(prog, Path::new(&st.target))
+            .map(|existing| {
+                let mut t = target(prog, argv, cli, Path::new(&st.target), existing);
+                t.provenance.source = Some(ds.path().into());
+                t
+            })
             .map_err(on_line(st.line))?;
         jobs.push((st, vars, sel, target));
     }

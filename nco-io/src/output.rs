@@ -458,6 +458,30 @@ pub fn stamp_history(meta: &mut Meta, command: &str) {
     set_nco_attr(meta);
 }
 
+/// The `history_of_appended_files` global attribute of an output appended to (`-A`):
+/// prepend `"<date>: Appended file <file> had following \"history\" attribute:\n<history>\n"`
+/// (or `"... had no \"history\" attribute\n"` when `history` is `None`) to its text,
+/// creating it when absent, as NCO 5.1.4 records the history of the input whose
+/// variables were appended (the first input). `history` is that input's.
+pub fn stamp_appended_history(meta: &mut Meta, file: &str, history: Option<&str>) {
+    const NAME: &str = "history_of_appended_files";
+    let entry = match history {
+        Some(h) => format!(
+            "{}: Appended file {file} had following \"history\" attribute:\n{h}\n",
+            ctime_now()
+        ),
+        None => format!(
+            "{}: Appended file {file} had no \"history\" attribute\n",
+            ctime_now()
+        ),
+    };
+    let old = meta
+        .attr(NAME)
+        .and_then(|a| a.value.as_text())
+        .unwrap_or_default();
+    set_attr(&mut meta.attrs, Attr::text(NAME, &format!("{entry}{old}")));
+}
+
 /// Set the `NCO` global attribute (version provenance).
 pub fn set_nco_attr(meta: &mut Meta) {
     set_attr(&mut meta.attrs, Attr::text("NCO", NCO_ATTR));
@@ -467,6 +491,29 @@ pub fn set_nco_attr(meta: &mut Meta) {
 mod tests {
     use super::*;
     use crate::model::Format;
+
+    #[test]
+    fn appended_history_prepends_an_entry() {
+        let mut m = Meta::new(Format::Classic);
+        stamp_appended_history(&mut m, "a.nc", Some("made by ncgen"));
+        stamp_appended_history(&mut m, "b.nc", None);
+        let h = m
+            .attr("history_of_appended_files")
+            .unwrap()
+            .value
+            .as_text()
+            .unwrap();
+        let lines: Vec<&str> = h.split('\n').collect();
+        assert!(
+            lines[0].ends_with(": Appended file b.nc had no \"history\" attribute"),
+            "{h}"
+        );
+        assert!(
+            lines[1].ends_with(": Appended file a.nc had following \"history\" attribute:"),
+            "{h}"
+        );
+        assert_eq!(&lines[2..], ["made by ncgen", ""]);
+    }
 
     #[test]
     fn history_prepends_a_line() {

@@ -283,11 +283,12 @@ impl Prepared {
 }
 
 impl Ra<'_> {
-    /// The target of output `out_path`: an existing output is replaced with `-O` (or
-    /// added to with `--rec_apn`); ncra and ncrcat do not append (`-A`).
+    /// The target of output `out_path`: an existing output is replaced with `-O`,
+    /// merged into with `-A` (the output's own rule, [`Output::create`]) or added to
+    /// along the record dimension with `--rec_apn`.
     ///
-    /// Errors: `-A`, an existing output without `-O` and no terminal to ask, a bad
-    /// format option.
+    /// Errors: both `-O` (or `--rec_apn`) and `-A`, an existing output with neither
+    /// and no terminal to ask, a bad format option.
     fn target(&self, out_path: &Path) -> Result<Target> {
         let (prog, cli) = (self.prog, self.cli);
         let common = &cli.std.common;
@@ -297,13 +298,8 @@ impl Ra<'_> {
             common.overwrite || cli.rec_apn,
             common.append,
         )?;
-        if existing == Existing::Append {
-            return Err(Error::option(
-                "-A",
-                format!("appending is not supported by {prog}; use -O or --rec_apn"),
-            ));
-        }
         let mut target = cli.std.target(prog, self.argv, out_path, existing);
+        target.provenance.source = self.inputs.files.first().cloned();
         if !cli.inputs.no_file_list {
             target.provenance.input_list = self.inputs.recorded();
         }
@@ -532,7 +528,7 @@ impl Ra<'_> {
         pipeline::for_each_ordered(p.vars.len(), compute, |_, (oi, chunks, casts)| {
             unfit.add(&meta.vars[oi].name, casts);
             for (first_rec, vals) in chunks {
-                out.writer().write(oi, first_rec, &vals)?;
+                out.write(oi, first_rec, &vals)?;
             }
             Ok(())
         })?;
@@ -818,7 +814,7 @@ impl Ra<'_> {
         let (cli, sets) = (self.cli, self.sets);
         let out_path = &self.inputs.output;
         // The station form always writes a new file (-A is accepted, as an overwrite).
-        cli.std.common.existing(self.prog, out_path, true)?;
+        cli.std.common.existing(self.prog, out_path)?;
         let first = sets[0].meta();
         let rec = multifile::record_dim(sets, self.prog)?;
         let rec_name = first.dims[rec].name.clone();

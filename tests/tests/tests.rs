@@ -9,6 +9,7 @@
 
 mod common;
 
+mod append;
 mod bench;
 mod casts;
 mod cf_reduce;

@@ -45,7 +45,8 @@ pub struct CommonArgs {
     /// Overwrite an existing output file without asking
     #[arg(short = 'O', long = "ovr", visible_alias = "overwrite")]
     pub overwrite: bool,
-    /// Append to (merge into) an existing output file without asking
+    /// Append: merge the output into an existing file without asking (its other
+    /// variables kept, same-named ones replaced, dimensions must agree)
     #[arg(short = 'A', long = "apn", visible_alias = "append")]
     pub append: bool,
     /// Do not add this command to the `history` global attribute
@@ -126,12 +127,12 @@ pub struct OperatorArgs {
 
 impl OperatorArgs {
     /// For operators taking exactly `n_inputs` inputs and one output (ncwa, ncbo,
-    /// ncpdq): the inputs (prefixed with `-p`) and the output's [`Target`] (the last
-    /// file, or `-o`), after checking that an existing output may be replaced (`-O`;
-    /// `-A` is refused: these operators write whole new files).
+    /// ncpdq, ncflint): the inputs (prefixed with `-p`) and the output's [`Target`]
+    /// (the last file, or `-o`; the first input its [`Provenance::source`]), after
+    /// checking that an existing output may be replaced (`-O`) or merged into (`-A`).
     ///
     /// Errors: a wrong number of files (the message gives the usage), an existing
-    /// output without `-O`, `-A`.
+    /// output without `-O` or `-A`.
     pub fn inputs_and_target(
         &self,
         prog: &str,
@@ -155,12 +156,13 @@ impl OperatorArgs {
             )));
         }
         let out = files.pop().unwrap_or_default();
-        let existing = self.common.existing(prog, &out, false)?;
-        let target = self.target(prog, argv, &out, existing);
-        let inputs = files
+        let existing = self.common.existing(prog, &out)?;
+        let mut target = self.target(prog, argv, &out, existing);
+        let inputs: Vec<PathBuf> = files
             .iter()
             .map(|f| with_prefix(self.common.path.as_deref(), f))
             .collect();
+        target.provenance.source = inputs.first().cloned();
         Ok((inputs, target))
     }
 
@@ -195,27 +197,21 @@ pub fn target(
             command: (!common.no_history).then(|| crate::output::command_line(argv)),
             input_list: None,
             threads: common.threads,
+            source: None,
         },
     }
 }
 
 impl CommonArgs {
     /// How an existing output `path` is treated, from `-O` and `-A` (asking on a
-    /// terminal when neither is given, [`crate::output::resolve_existing`]). `merges`:
-    /// the operator merges into an existing output with `-A` (ncks); the others refuse
-    /// it.
+    /// terminal when neither is given, [`crate::output::resolve_existing`]). An append
+    /// is carried out by the output itself ([`crate::target::Output`]), the same for
+    /// every operator.
     ///
     /// Errors: both `-O` and `-A`; an existing output with neither and no terminal, or
-    /// the user declining; `-A` for an operator that does not merge.
-    pub fn existing(&self, prog: &str, path: &Path, merges: bool) -> Result<Existing> {
-        let existing = crate::output::resolve_existing(prog, path, self.overwrite, self.append)?;
-        if existing == Existing::Append && !merges {
-            return Err(Error::option(
-                "-A",
-                format!("appending is not supported by {prog}; use -O"),
-            ));
-        }
-        Ok(existing)
+    /// the user declining.
+    pub fn existing(&self, prog: &str, path: &Path) -> Result<Existing> {
+        crate::output::resolve_existing(prog, path, self.overwrite, self.append)
     }
 }
 
@@ -338,6 +334,7 @@ impl EditArgs {
             command: (!self.no_history).then(|| crate::output::command_line(argv)),
             input_list: None,
             threads: None,
+            source: None,
         }
     }
 }

@@ -405,13 +405,18 @@ pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<V
 }
 
 /// Merge `new` (a plan for the appended variables) into the metadata of an existing
-/// output `old`: groups and dimensions matched by path (dimension sizes must agree),
-/// variables of the same path replaced, group and global attributes of `new` added
-/// where `old` lacks them.
+/// output `old` (NCO manual, "Appending Variables", and NCO 5.1.4's behaviour):
+/// groups and dimensions matched by path (dimension sizes must agree, a record
+/// dimension takes the longer length); a variable of the same path is replaced by the
+/// new one (its values and type) when it lies on the same dimensions, keeping the
+/// existing variable's attributes the new one lacks (the new one's replace those of
+/// the same name); group and global attributes of `new` added where `old` lacks them
+/// (the existing file's win).
 ///
 /// Returns the merged metadata and, for each merged variable, where it comes from.
 ///
-/// Errors: a dimension whose size differs between the files (named).
+/// Errors: a dimension whose size differs between the files (named); a variable of
+/// both files on other dimensions (NCO refuses it too, or fails writing it).
 pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)> {
     let mut meta = old.clone();
     let mut sources: Vec<AppendSource> = (0..old.vars.len()).map(AppendSource::Existing).collect();
@@ -456,6 +461,34 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
         nv.group = gmap[v.group];
         match meta.var_in(nv.group, &v.name) {
             Some(j) => {
+                let ov = &meta.vars[j];
+                if ov.dims != nv.dims {
+                    let shape = |dims: &[usize]| {
+                        if dims.is_empty() {
+                            return "no dimensions".to_string();
+                        }
+                        let names: Vec<&str> =
+                            dims.iter().map(|&d| meta.dims[d].name.as_str()).collect();
+                        format!("dimensions ({})", names.join(","))
+                    };
+                    return Err(Error::var(
+                        &meta.var_path(j),
+                        format!(
+                            "cannot append: it has {} in the output file but {} in the input; \
+                             remove it from the output first (ncks -x -v {})",
+                            shape(&ov.dims),
+                            shape(&nv.dims),
+                            v.name
+                        ),
+                    ));
+                }
+                // The existing variable's attributes stay, those of the appended one
+                // replace the same-named ones (NCO 5.1.4).
+                let mut attrs = ov.attrs.clone();
+                for a in std::mem::take(&mut nv.attrs) {
+                    set_attr(&mut attrs, a);
+                }
+                nv.attrs = attrs;
                 meta.vars[j] = nv;
                 sources[j] = AppendSource::New(i);
             }
@@ -473,6 +506,39 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
         }
     }
     Ok((meta, sources))
+}
+
+/// The replaced record variables of a merge ([`merge_append`] of `new` into `old`,
+/// `sources` its result) whose existing records outnumber the new ones: indices of
+/// the existing (and merged) variables. NCO writes an appended variable into the
+/// existing one, so records past the new ones keep their old values (`ncrcat -A` of 5
+/// records into a file of 10 leaves records 5 to 9 as they were); the merged file gets
+/// these variables' old values first, then the new records over them. A variable whose
+/// type changed is not kept (its old bytes do not fit): the records past the new ones
+/// are fill values.
+pub fn kept_records(old: &Meta, new: &Meta, sources: &[AppendSource]) -> Vec<usize> {
+    let records = |m: &Meta, v: &Var| {
+        v.dims
+            .first()
+            .filter(|&&d| m.dims[d].unlimited)
+            .map(|&d| m.dims[d].len)
+    };
+    sources
+        .iter()
+        .enumerate()
+        .take(old.vars.len())
+        .filter_map(|(i, s)| match *s {
+            AppendSource::New(k) => {
+                let (ov, nv) = (&old.vars[i], &new.vars[k]);
+                let more = match (records(old, ov), records(new, nv)) {
+                    (Some(o), Some(n)) => o > n,
+                    _ => false,
+                };
+                (more && ov.ty == nv.ty).then_some(i)
+            }
+            AppendSource::Existing(_) => None,
+        })
+        .collect()
 }
 
 /// Where a variable of a merged (`-A`) output comes from.

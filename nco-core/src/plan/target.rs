@@ -19,7 +19,7 @@
 //! `Output` maps them to the merged file's, so an operator writes the same way whether
 //! it creates or appends.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::dataset::{Dataset, OutFile};
 use crate::error::Result;
@@ -44,6 +44,10 @@ pub struct Provenance {
     /// The `-t` thread count for `nco_openmp_thread_number` (`None`: not given, or an
     /// operator NCO does not thread, such as ncks).
     pub threads: Option<usize>,
+    /// The (first) input's name, which an append (`-A`) records with that input's
+    /// `history` in the `history_of_appended_files` global attribute, as NCO does
+    /// (unless `-h`). `None`: no input named (ncap2 without one).
+    pub source: Option<PathBuf>,
 }
 
 impl Provenance {
@@ -56,6 +60,20 @@ impl Provenance {
             multifile::stamp_input_list(meta, files);
         }
         arith::stamp_threads(meta, self.threads);
+    }
+
+    /// Record, in the metadata `meta` merged into an existing file (`-A`), the
+    /// `history` of the appended input ([`Provenance::source`]; `None` when it has
+    /// none) in `history_of_appended_files`, as NCO does; nothing with `-h`.
+    pub fn stamp_appended(&self, meta: &mut Meta, history: Option<&str>) {
+        if self.command.is_some() {
+            let file = self
+                .source
+                .as_deref()
+                .map(Path::to_string_lossy)
+                .unwrap_or_default();
+            output::stamp_appended_history(meta, &file, history);
+        }
     }
 }
 
@@ -161,7 +179,8 @@ impl Output {
     /// Create the temporary output of `target` with the planned metadata `meta`,
     /// stamped with the target's provenance; with [`Existing::Append`], `meta` merged
     /// into the existing file's ([`extract::merge_append`]: dimensions must agree in
-    /// size, same-named variables are replaced).
+    /// size, same-named variables are replaced, their old records past the new ones
+    /// kept, [`extract::kept_records`]).
     ///
     /// Planning the temporary file removes leftovers of dead runs for the same output,
     /// and an append holds the existing file's [`output::UpdateLock`] until the commit
@@ -177,9 +196,13 @@ impl Output {
         } else {
             TempOutput::new(&target.path, &target.prog)?
         };
+        let mut appended_history = None;
+        let mut kept = Vec::new();
         let merged = if target.existing == Existing::Append {
+            appended_history = Some(meta.attr("history").and_then(|a| a.value.as_text()));
             let old = Dataset::open(&target.path)?;
             let (merged_meta, sources) = extract::merge_append(old.meta(), &meta)?;
+            kept = extract::kept_records(old.meta(), &meta, &sources);
             let mut file_var = vec![0; meta.vars.len()];
             for (i, s) in sources.iter().enumerate() {
                 if let AppendSource::New(k) = *s {
@@ -197,7 +220,16 @@ impl Output {
             None
         };
         target.provenance.stamp(&mut meta);
-        let file = OutFile::create(tmp.path(), &meta, target.hdr_pad)?;
+        if let Some(h) = appended_history {
+            target.provenance.stamp_appended(&mut meta, h.as_deref());
+        }
+        let mut file = OutFile::create(tmp.path(), &meta, target.hdr_pad)?;
+        if let Some(m) = &merged {
+            // Old records past the new ones stay (see extract::kept_records).
+            for &i in &kept {
+                copy_whole(&m.old, i, &mut file, i)?;
+            }
+        }
         Ok(Output { file, merged, tmp })
     }
 
@@ -334,7 +366,7 @@ fn copy_whole(old: &Dataset, j: usize, file: &mut OutFile, i: usize) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Dim, Storage, Var};
+    use crate::model::{Attr, Dim, Storage, Var};
     use crate::types::{NcType, Values};
 
     fn one_var(name: &str, len: usize) -> Meta {
@@ -368,6 +400,7 @@ mod tests {
                 command: Some("ncks in.nc out.nc".into()),
                 input_list: None,
                 threads: Some(2),
+                source: Some("in.nc".into()),
             },
         }
     }
@@ -425,6 +458,43 @@ mod tests {
         assert_eq!(names, ["b", "a"]);
         assert_eq!(ds.read_all(0).unwrap(), Values::Int(vec![7, 8]));
         assert_eq!(ds.read_all(1).unwrap(), Values::Int(vec![1, 2]));
+        // No `history` in the planned output: the append records that its input had none.
+        let h = ds
+            .meta()
+            .attr("history_of_appended_files")
+            .and_then(|a| a.value.as_text())
+            .unwrap();
+        assert!(
+            h.ends_with(": Appended file in.nc had no \"history\" attribute\n"),
+            "{h}"
+        );
+        drop(ds);
+        // A variable of both files keeps the existing attributes the new one lacks; the
+        // new one's replace those of the same name.
+        let mut b = one_var("b", 2);
+        b.vars[0].attrs = vec![Attr::text("units", "m")];
+        b.attrs = vec![Attr::text("history", "made by hand")];
+        let mut out = Output::create(&t, b.clone()).unwrap();
+        out.write(0, 0, &Values::Int(vec![3, 4])).unwrap();
+        out.commit().unwrap();
+        let mut b2 = one_var("b", 2);
+        b2.vars[0].attrs = vec![Attr::text("units", "K"), Attr::text("foo", "F")];
+        let mut out = Output::create(&t, b2).unwrap();
+        out.write(0, 0, &Values::Int(vec![5, 6])).unwrap();
+        out.commit().unwrap();
+        let ds = Dataset::open(path.to_str().unwrap()).unwrap();
+        let bv = &ds.meta().vars[0];
+        assert_eq!(bv.attr_text("units").as_deref(), Some("K"));
+        assert_eq!(bv.attr_text("foo").as_deref(), Some("F"));
+        assert_eq!(ds.read_all(0).unwrap(), Values::Int(vec![5, 6]));
+        drop(ds);
+        // A variable of both files on other dimensions cannot be merged.
+        let before = std::fs::read(&path).unwrap();
+        let mut other = one_var("b", 2);
+        other.dims[0].name = "y".into();
+        let e = Output::create(&t, other).err().unwrap().to_string();
+        assert!(e.contains("variable /b: cannot append"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
         // A dimension of another size cannot be merged; the output is left as it was.
         let before = std::fs::read(&path).unwrap();
         assert!(Output::create(&t, one_var("c", 3)).is_err());
