@@ -140,7 +140,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return Ok(());
     };
     let op = cli.op.unwrap_or_else(|| op_of_program(prog));
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;

@@ -83,7 +83,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let concat = prog == "ncecat";
     let op = cli.op.unwrap_or(Op::Avg);
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let inputs = multifile::inputs(
         &cli.std.files,
         cli.std.common.output.as_deref(),

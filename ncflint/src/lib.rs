@@ -151,7 +151,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     if cli.weights.is_some() && cli.interpolate.is_some() {
         return Err(Error::option("-i", "give -w or -i, not both"));
     }
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;

@@ -113,7 +113,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let (input, output) = files(&cli)?;
     if let Some(list) = &cli.stations.list {
         return run_list(prog, &argv, &cli, &input, output.as_deref(), list, specs);
@@ -325,7 +325,7 @@ fn many_files(
     for (st, sel) in stations_list.iter().zip(selections) {
         let mut sa = cli.std.select.select_args();
         if let Some(v) = &st.vars {
-            sa.vars = nco_core::select::split_list(v);
+            sa.vars = nco_core::select::split_items(v);
         }
         let vars = nco_core::select::select(meta, &sa).map_err(on_line(st.line))?;
         let target = cli

@@ -230,7 +230,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         Policy::AllNew
     };
     let map = cli.map.unwrap_or(PackMap::FltSht);
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let ds = Dataset::open(&inputs[0])?;
     nco_core::groups::refuse_subgroups(prog, &inputs[0], ds.meta())?;

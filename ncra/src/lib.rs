@@ -138,7 +138,19 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
     let op = cli.op.unwrap_or(Op::Avg);
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
+    if !concat {
+        // NCO 5.1.4's ncra changes its output for an interleave (sixth field) other
+        // than 1; ours does not implement that stage, so it refuses instead of
+        // averaging other records (ncrcat's output does not depend on it).
+        if let Some(s) = specs.iter().find(|s| s.interleave.is_some_and(|i| i > 1)) {
+            return Err(Error::Hyperslab {
+                spec: s.text.clone(),
+                reason: "an interleave (sixth field) other than 1 is not implemented in ncra"
+                    .into(),
+            });
+        }
+    }
     let (inputs, sets) = open_inputs(&cli)?;
     for (f, ds) in inputs.files.iter().zip(&sets) {
         groups::refuse_subgroups(prog, f, ds.meta())?;
@@ -330,7 +342,7 @@ impl Ra<'_> {
         let sel = cli.std.slab.resolve_specs(&sets[0], &fixed_specs)?;
         let mut sel_args = cli.std.select.select_args();
         if let Some(v) = &vars_override {
-            sel_args.vars = nco_core::select::split_list(v);
+            sel_args.vars = nco_core::select::split_items(v);
         }
         let vars = nco_core::select::select_input_order(first, &sel_args)?;
         multifile::check_fixed_dims(sets, &vars)?;

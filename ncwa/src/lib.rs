@@ -149,7 +149,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return Ok(());
     };
     let op = cli.op.unwrap_or(Op::Avg);
-    let specs = &cli.std.slab.dims;
+    let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let input = &inputs[0];
     let mask_test = mask_test(&cli)?;

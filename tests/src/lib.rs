@@ -247,6 +247,13 @@ pub fn ncap2_corpus_fixture() -> &'static Path {
     build_fixture(&F, "ncap2.cdl", "ncap2_corpus.nc", &[])
 }
 
+/// `tests/data/descending.cdl` (decreasing coordinates `lat` and `lev`) as a netCDF3
+/// classic file (read-only).
+pub fn descending_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "descending.cdl", "descending.nc", &[])
+}
+
 /// A per-test scratch folder, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,

@@ -37,5 +37,6 @@ mod ncra;
 mod ncrename;
 mod ncwa;
 mod paths;
+mod selection;
 mod stations;
 mod times;

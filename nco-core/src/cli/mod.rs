@@ -29,7 +29,7 @@ use crate::plan::target::{Provenance, Target};
 use crate::rules::chunking::ChunkArgs;
 use crate::rules::hyperslab::{self, HyperslabSpec, Selection};
 pub use crate::rules::multifile::with_prefix;
-use crate::rules::select::{split_list, SelectArgs};
+use crate::rules::select::{split_items, SelectArgs};
 use crate::rules::stations;
 
 static DEBUG: AtomicU32 = AtomicU32::new(0);
@@ -407,17 +407,14 @@ impl VarArgs {
     /// The literal selection request.
     pub fn select_args(&self) -> SelectArgs {
         SelectArgs {
-            vars: self.vars.as_deref().map(split_list).unwrap_or_default(),
+            vars: self.vars.as_deref().map(split_items).unwrap_or_default(),
             exclude: self.exclude,
             no_coords: self.no_coords,
             all_coords: self.all_coords,
             no_formula_terms: self.no_formula_terms,
             no_cell_measures: self.no_cell_measures,
-            // An empty -g is an error (NCO's), not "every group".
-            groups: match self.groups.as_deref().map(split_list) {
-                Some(g) if g.is_empty() => vec![String::new()],
-                g => g.unwrap_or_default(),
-            },
+            // An empty -g (or item) is an error (NCO's), not "every group".
+            groups: self.groups.as_deref().map(split_items).unwrap_or_default(),
         }
     }
 }
@@ -452,6 +449,15 @@ impl SlabArgs {
     /// Errors: those of [`hyperslab::resolve`].
     pub fn resolve(&self, ds: &Dataset) -> Result<Selection> {
         self.resolve_specs(ds, &self.dims)
+    }
+
+    /// Every `-d` of operator `prog` (parsed by the option's value parser), checked
+    /// against the rules that depend on the operator.
+    ///
+    /// Errors: those of [`HyperslabSpec::check_operator`].
+    pub fn specs(&self, prog: &str) -> Result<&[HyperslabSpec]> {
+        HyperslabSpec::check_operator(prog, &self.dims)?;
+        Ok(&self.dims)
     }
 
     /// The selection of `specs` (the command line's changed: a station's, those on

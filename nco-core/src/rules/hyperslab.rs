@@ -11,7 +11,12 @@
 //! * a lone coordinate value picks the nearest coordinate (ties to the lower index);
 //!   a coordinate range that brackets no value is an error;
 //! * `min > max` wraps around (index ranges and coordinate ranges alike): the slab runs
-//!   from min to the end, then from the start to max;
+//!   from min to the end, then from the start to max; on a decreasing coordinate
+//!   (`lat = 90, 45, ..., -90`) a coordinate range `min > max` is an error (NCO 5.1.4
+//!   refuses `-d lat,50.,-50.` there too), and `min <= max` selects the values between;
+//! * bounds of one `-d` are of one kind (two indices, two coordinate values or two
+//!   dates); present stride, subcycle and interleave fields hold positive integers;
+//!   an integer bound is an index however large (and then out of range);
 //! * several `-d` on one dimension form a multi-slab: the union of their indices in
 //!   increasing order (or in the order given with `--msa_usr_rdr`).
 
@@ -47,6 +52,8 @@ pub struct HyperslabSpec {
     pub stride: usize,
     /// Sub-cycle length (ncra `--mro`, 5th field), if given.
     pub subcycle: Option<usize>,
+    /// Interleave stride (6th field), if given.
+    pub interleave: Option<usize>,
 }
 
 fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
@@ -54,29 +61,55 @@ fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
     if s.is_empty() {
         return Ok(None);
     }
-    if let Ok(i) = s.parse::<i64>() {
-        return Ok(Some(Bound::Index(i)));
+    let bad = |reason: String| Error::Hyperslab {
+        spec: spec.into(),
+        reason,
+    };
+    // An integer (sign and decimal digits only) is an index, however large: NCO 5.1.4
+    // reads `99999999999999999999` as an index (clamped), never as a coordinate value.
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse::<i64>()
+            .map(|i| Some(Bound::Index(i)))
+            .map_err(|_| {
+                bad(format!(
+                    "index {s} is outside every dimension's index range"
+                ))
+            });
     }
     if let Ok(x) = s.parse::<f64>() {
         if x.is_nan() {
-            return Err(Error::Hyperslab {
-                spec: spec.into(),
-                reason: format!("bound \"{s}\" is not a number"),
-            });
+            return Err(bad(format!("bound \"{s}\" is not a number")));
         }
         return Ok(Some(Bound::Value(x)));
     }
     if crate::rules::calendar::parse_date(s).is_some() {
         return Ok(Some(Bound::Date(s.to_string())));
     }
-    Err(Error::Hyperslab {
-        spec: spec.into(),
-        reason: format!("bound \"{s}\" is not a number"),
-    })
+    Err(bad(format!("bound \"{s}\" is not a number")))
+}
+
+impl Bound {
+    /// How NCO reads the bound, for messages: an index or a coordinate value (a date
+    /// is a coordinate value of its own kind).
+    fn kind(&self) -> &'static str {
+        match self {
+            Bound::Index(_) => "a dimension index",
+            Bound::Value(_) => "a coordinate value",
+            Bound::Date(_) => "a date",
+        }
+    }
 }
 
 impl HyperslabSpec {
     /// Parse `dim,min,max,stride,subcycle,interleave` (fields after `dim` optional).
+    ///
+    /// Errors (each as NCO 5.1.4 refuses the spec): fewer than two or more than six
+    /// fields; `dim,` (no minimum) and `dim,,` (no bound and no stride); a stride,
+    /// subcycle or interleave field that is present but empty, zero, negative or not an
+    /// integer; bounds of different kinds (`lat,2,1e3`: an index and a coordinate value;
+    /// a number and a date); an integer bound beyond the 64-bit range.
     pub fn parse(text: &str) -> Result<HyperslabSpec> {
         let parts: Vec<&str> = text.split(',').collect();
         let bad = |r: &str| Error::Hyperslab {
@@ -96,34 +129,75 @@ impl HyperslabSpec {
                 "too many fields (dim,min,max,stride,subcycle,interleave)",
             ));
         }
-        let min = match parts.get(1) {
-            Some(s) => parse_bound(s, text)?,
-            None => None,
-        };
+        let min = parse_bound(parts[1], text)?;
         let max = match parts.get(2) {
             Some(s) => parse_bound(s, text)?,
             None => None,
         };
+        if parts.len() == 2 && min.is_none() {
+            return Err(bad("must specify a minimum value"));
+        }
+        if parts.len() == 3 && min.is_none() && max.is_none() {
+            return Err(bad(
+                "must specify a minimum and/or a maximum value since the stride is also empty",
+            ));
+        }
+        if let (Some(a), Some(b)) = (&min, &max) {
+            if a.kind() != b.kind() {
+                return Err(bad(&format!(
+                    "limits must be of the same kind: \"{}\" is {}, \"{}\" is {} (a bound with \
+                     a decimal point or an exponent is a coordinate value, an integer an index)",
+                    parts[1].trim(),
+                    a.kind(),
+                    parts[2].trim(),
+                    b.kind()
+                )));
+            }
+        }
+        // A field that is present must hold a positive integer (an empty one too is
+        // refused, as NCO does).
         let positive = |i: usize, what: &str| -> Result<Option<usize>> {
-            match parts.get(i).map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            match parts.get(i).map(|s| s.trim()) {
                 None => Ok(None),
                 Some(s) => match s.parse::<usize>() {
                     Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(bad(&format!("{what} \"{s}\" must be a positive integer"))),
+                    _ => Err(bad(&format!(
+                        "{what} \"{s}\" must be specified as a positive integer"
+                    ))),
                 },
             }
         };
         let stride = positive(3, "stride")?.unwrap_or(1);
         let subcycle = positive(4, "subcycle")?;
+        let interleave = positive(5, "interleave")?;
         Ok(HyperslabSpec {
             text: text.to_string(),
             dim: parts[0].trim().to_string(),
-            single: parts.len() == 2 && min.is_some(),
+            single: parts.len() == 2,
             min,
             max,
             stride,
             subcycle,
+            interleave,
         })
+    }
+
+    /// Check the `-d` specs of operator `prog` against the rules that depend on it.
+    ///
+    /// Errors: a subcycle (fifth field) outside ncra and ncrcat, the only operators
+    /// that group records (NCO 5.1.4 refuses it in the others the same way).
+    pub fn check_operator(prog: &str, specs: &[HyperslabSpec]) -> Result<()> {
+        if !matches!(prog, "ncra" | "ncrcat") {
+            if let Some(s) = specs.iter().find(|s| s.subcycle.is_some()) {
+                return Err(Error::Hyperslab {
+                    spec: s.text.clone(),
+                    reason: format!(
+                        "subcycle hyperslabs (a fifth field) exist only in ncra and ncrcat, not in {prog}"
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -208,6 +282,16 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
         }
         let lo_v = vmin.unwrap_or(f64::NEG_INFINITY);
         let hi_v = vmax.unwrap_or(f64::INFINITY);
+        if lo_v > hi_v && decreasing(c) {
+            // A wrapped range is defined on increasing coordinates (longitudes) only.
+            // NCO 5.1.4 refuses it here when both halves hold values, and selects every
+            // point (those of neither half too) when one half is empty: refused always.
+            return Err(bad(format!(
+                "domain {lo_v} <= {} <= {hi_v} brackets no coordinate values ({} decreases: \
+                 a wrapped range is not defined on it; give the bounds as min <= max)",
+                spec.dim, spec.dim
+            )));
+        }
         if lo_v > hi_v {
             // Wrapped range: [min, end] then [start, max] in coordinate terms.
             let first: Vec<usize> = (0..c.len()).filter(|&i| c[i] >= lo_v).collect();
@@ -278,6 +362,23 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
         hi = b as usize;
     }
     Ok((lo..=hi).step_by(spec.stride).collect())
+}
+
+/// True when the coordinate values that are numbers (at least two) strictly decrease.
+fn decreasing(c: &[f64]) -> bool {
+    let mut it = c.iter().filter(|x| !x.is_nan());
+    let Some(mut prev) = it.next() else {
+        return false;
+    };
+    let mut n = 1;
+    for x in it {
+        if x >= prev {
+            return false;
+        }
+        prev = x;
+        n += 1;
+    }
+    n >= 2
 }
 
 fn stride_list(v: &[usize], stride: usize) -> Vec<usize> {
@@ -482,5 +583,59 @@ mod tests {
         assert!(HyperslabSpec::parse("lon,1,2,x").is_err());
         let s = HyperslabSpec::parse("time,0,,2,2").unwrap();
         assert_eq!((s.stride, s.subcycle), (2, Some(2)));
+        // NCO 5.1.4 refuses each of these.
+        for bad in [
+            "lat,",
+            "lat,,",
+            "lat,,,",
+            "lat,0,,",
+            "lat,0,1,1,",
+            "lat,0,1,1,1,",
+            "lat,0,1,1,1,0",
+            "lat,2,1e3",
+            "lat,1.,1",
+            "lat,0,2000-01-01",
+            "lat,1.,2000-01-01",
+            "lat,99999999999999999999",
+        ] {
+            assert!(HyperslabSpec::parse(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "lat,,1",
+            "lat,,,2",
+            "lat,1,",
+            "lat,1.,2e3",
+            "t,2000-01-01,2000-02-01",
+        ] {
+            assert!(HyperslabSpec::parse(good).is_ok(), "{good}");
+        }
+        let s = HyperslabSpec::parse("time,0,,2,2,3").unwrap();
+        assert_eq!(s.interleave, Some(3));
+        let specs = [HyperslabSpec::parse("time,0,,2,2").unwrap()];
+        assert!(HyperslabSpec::check_operator("ncra", &specs).is_ok());
+        assert!(HyperslabSpec::check_operator("ncrcat", &specs).is_ok());
+        assert!(HyperslabSpec::check_operator("ncks", &specs).is_err());
+    }
+
+    #[test]
+    fn decreasing_coordinates() {
+        let lat = [90.0, 45.0, 0.0, -45.0, -90.0];
+        assert_eq!(r("lat,-50.,50.", &lat).unwrap(), [1, 2, 3]);
+        assert_eq!(r("lat,50.,", &lat).unwrap(), [0]);
+        assert_eq!(r("lat,,-50.", &lat).unwrap(), [4]);
+        assert_eq!(r("lat,-100.,100.,2", &lat).unwrap(), [0, 2, 4]);
+        // No wrapped ranges on a decreasing axis, and no range between neighbours.
+        for bad in [
+            "lat,50.,-50.",
+            "lat,100.,60.",
+            "lat,-60.,-100.",
+            "lat,1.,44.",
+        ] {
+            assert!(r(bad, &lat).is_err(), "{bad}");
+        }
+        // One value, or NaNs around decreasing ones.
+        assert!(!decreasing(&[1.0]));
+        assert!(decreasing(&[f64::NAN, 3.0, f64::NAN, 1.0]));
+        assert!(!decreasing(&[3.0, 3.0, 1.0]));
     }
 }

@@ -12,9 +12,13 @@
 //!   and `grid_mapping` (`--no_frm_trm`, `--no_cll_msr` switch two off), repeatedly
 //!   until nothing new is added; an extracted `lev` also brings its interface twin
 //!   `ilev` as NCO 5 does;
-//! * `-c` adds every coordinate variable of the file;
-//! * `-x` excludes the list; excluding a variable that another extracted variable needs
-//!   as coordinate or CF-associated variable is an error unless `-C`;
+//! * `-c` adds every coordinate variable of the file; `-c` without `-v` extracts the
+//!   coordinates (and what they bring) only; `-c -x -v` of a coordinate is an error
+//!   unless `-C`;
+//! * `-x` excludes the list; a plain name that is absent excludes nothing (no error);
+//!   excluding a variable that another extracted variable needs as coordinate or
+//!   CF-associated variable is an error unless `-C`;
+//! * an empty item (`-v ''`, `-v a,,b`, `-v a,`) is an error;
 //! * the result is in alphabetical (byte) order of full paths, as NCO writes and
 //!   prints it (for a file without groups: of names);
 //! * in files with groups, items name variables by short name or path and `-g`
@@ -146,7 +150,9 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
                 any = true;
             }
         }
-        if !any && !item.is_regex() {
+        // With -x an absent name excludes nothing (NCO: scripts run one exclusion
+        // over files that differ).
+        if !any && !item.is_regex() && !args.exclude {
             return Err(Error::var(
                 text,
                 "is not in the input file (-v names an unknown variable)",
@@ -154,7 +160,11 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         }
     }
     let mut keep: Vec<bool> = if args.vars.is_empty() {
-        allowed.iter().map(|&a| a && !args.exclude).collect()
+        // `-c` alone: the coordinates only (and, below, what they bring).
+        allowed
+            .iter()
+            .map(|&a| a && !args.exclude && !args.all_coords)
+            .collect()
     } else if args.exclude {
         (0..n).map(|i| allowed[i] && !listed[i]).collect()
     } else {
@@ -163,6 +173,13 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     if args.all_coords {
         for (i, v) in meta.vars.iter().enumerate() {
             if meta.is_coord_var(v) {
+                if args.exclude && listed[i] && !args.no_coords {
+                    return Err(Error::var(
+                        &v.name,
+                        "cannot be excluded: it is a coordinate variable and -c extracts \
+                         every one; add -C to exclude it",
+                    ));
+                }
                 keep[i] = true;
             }
         }
@@ -220,7 +237,13 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// Split a comma-separated `-v` argument into items.
+/// Split a comma-separated `-v` or `-g` argument into items, keeping empty ones
+/// (`-v ''`, `-v a,,b`, `-v a,`), which [`select`] refuses as NCO does.
+pub fn split_items(s: &str) -> Vec<String> {
+    s.split(',').map(|t| t.trim().to_string()).collect()
+}
+
+/// Split a comma-separated list into items, dropping empty ones.
 pub fn split_list(s: &str) -> Vec<String> {
     s.split(',')
         .map(str::trim)
