@@ -182,7 +182,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .cloned()
         .collect();
     let sel_b = cli.std.slab.resolve_specs(&b, &specs_b)?;
-    let vars = nco_core::select::select(a.meta(), &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select.select_args())?;
     let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
     let fix_rec_crd = cli.fix_rec_crd;
     ncbo::write_pair(

@@ -345,6 +345,12 @@ impl Ra<'_> {
             sel_args.vars = nco_core::select::split_items(v);
         }
         let vars = nco_core::select::select_input_order(first, &sel_args)?;
+        nco_core::select::require_processed(
+            first,
+            &vars,
+            &[rec],
+            "numeric variable on the record dimension",
+        )?;
         multifile::check_fixed_dims(sets, &vars)?;
         let weights = self.weights()?;
         multifile::check_record_vars(sets, &vars)?;

@@ -159,6 +159,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
     let avg_dims = reduced_dims(cli.avg.as_deref(), meta, input)?;
+    nco_core::select::require_processed(
+        meta,
+        &vars,
+        &avg_dims,
+        "numeric variable on a dimension to average",
+    )?;
     let weight = match &cli.weight {
         Some(w) => {
             let a = read_aux(&ds, &sel, w, "weight", cli.arith.hdf_upk)?;

@@ -139,3 +139,30 @@ fn bad_arguments_are_one_line_errors() {
     );
     bad_input("ncflint", &["-w", "a", &fx(), &b], "-w", "");
 }
+
+/// ncflint writes the variables (and so the dimensions) in the first input's order,
+/// as NCO 5.1.4's ncflint does (only its ncbo and ncks alphabetise).
+#[test]
+fn variables_keep_the_input_order_as_in_nco() {
+    let s = Scratch::new();
+    let declared = |file: &str| -> Vec<String> {
+        nco_tests::ncdump(&["-h"], file)
+            .lines()
+            .filter(|l| l.starts_with('\t') && !l.starts_with("\t\t") && l.contains('('))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let mut got = Vec::new();
+    for theirs in [true, false] {
+        let out = s.arg(if theirs { "nco.nc" } else { "ours.nc" });
+        let cmd = if theirs {
+            reference("ncflint")
+        } else {
+            nco("ncflint")
+        };
+        cmd.arg("-O").arg(fx()).arg(fx()).arg(&out).succeeds();
+        got.push(declared(&out));
+    }
+    assert!(got[0].len() > 5, "{:?}", got[0]);
+    assert_eq!(got[1], got[0]);
+}

@@ -8,7 +8,8 @@
 //! 5.1.4 prints (`NCO_RS_BIN_DIR=/usr/bin cargo test --release -p nco-tests`).
 
 use crate::common::{bad_input, cdl, header_lines, raw};
-use nco_tests::{bin, fx, is_nco, nco, tool, value, Scratch};
+use nco_tests::{bin, fx, is_nco, nco, reference, tool, value, Scratch};
+use std::path::Path;
 
 /// `op ARGS out` in a fresh scratch folder (inputs are in ARGS); returns (scratch, out).
 fn run(op: &str, args: &[&str]) -> (Scratch, String) {
@@ -559,5 +560,43 @@ fn bad_input_without_record_dimension() {
     for op in ["ncra", "ncrcat"] {
         // NCO: "no variables fit criteria for processing".
         bad_input(op, &[&nr], "record", "no variables fit");
+    }
+}
+
+/// A run with nothing to compute fails as NCO 5.1.4's does ("no variables fit
+/// criteria for processing", exit 1, no output): ncra and ncrcat without a numeric
+/// record variable, ncwa without a numeric variable on an averaged dimension; with
+/// one, both succeed. Each case runs NCO beside ours.
+#[test]
+fn nothing_to_process_is_an_error_as_in_nco() {
+    let s = Scratch::new();
+    let cases: [(&str, &[&str], bool); 8] = [
+        ("ncra", &["-v", "lat"], false),
+        ("ncra", &["-v", "sc_dbl,name"], false),
+        ("ncrcat", &["-v", "P0"], false),
+        ("ncwa", &["-a", "time", "-v", "lat,gw"], false),
+        ("ncwa", &["-v", "sc_dbl,sc_int"], false),
+        ("ncra", &["-v", "fld_rec"], true),
+        ("ncrcat", &["-v", "time"], true),
+        ("ncwa", &["-a", "time", "-v", "lat,PS"], true),
+    ];
+    for (k, (op, args, ok)) in cases.iter().enumerate() {
+        for theirs in [true, false] {
+            let out = s.arg(&format!("o{k}{theirs}.nc"));
+            let cmd = if theirs { reference(op) } else { nco(op) };
+            let r = cmd.arg("-O").args(*args).arg(fx()).arg(&out).run();
+            if *ok {
+                r.success();
+            } else {
+                // NCO prints its error on standard output, ours on standard error.
+                let r = r.code_is(1);
+                assert!(
+                    format!("{}{}", r.stdout, r.stderr)
+                        .contains("no variables fit criteria for processing"),
+                    "{r:?}"
+                );
+                assert!(!Path::new(&out).exists(), "{op} {args:?} wrote {out}");
+            }
+        }
     }
 }

@@ -29,6 +29,7 @@
 use crate::error::{Error, Result};
 use crate::model::Meta;
 use crate::rules::groups::{select_groups, Item};
+use crate::types::NcType;
 
 /// Whether a list item is a regular expression (defined with the other naming rules in
 /// [`crate::rules::groups`]).
@@ -121,13 +122,34 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
 }
 
 /// [`select`] in the input file's order, the order NCO 5.1.4's ncwa, ncra, ncrcat,
-/// nces, ncecat and ncpdq write (its ncks and ncbo alphabetise; checked with each).
+/// nces, ncecat, ncpdq and ncflint write (its ncks and ncbo alphabetise; checked with
+/// each).
 ///
 /// Errors: as [`select`].
 pub fn select_input_order(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     let mut vars = select(meta, args)?;
     vars.sort_unstable();
     Ok(vars)
+}
+
+/// NCO's refusal of a run with nothing to compute: at least one of the selected
+/// variables `vars` must be numeric (not NC_CHAR or NC_STRING) and lie on one of the
+/// dimensions `dims` (ncra and ncrcat: the record dimension; ncwa: the averaged ones).
+/// `what` says what was looked for, for the message.
+///
+/// Errors: none qualifies, "no variables fit criteria for processing" (NCO 5.1.4's
+/// words; it exits 1 there too, checked with its ncra, ncrcat and ncwa).
+pub fn require_processed(meta: &Meta, vars: &[usize], dims: &[usize], what: &str) -> Result<()> {
+    let fits = vars.iter().any(|&i| {
+        let v = &meta.vars[i];
+        !matches!(v.ty, NcType::Char | NcType::Str) && v.dims.iter().any(|d| dims.contains(d))
+    });
+    if fits {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "no variables fit criteria for processing: the extraction list has no {what}"
+    )))
 }
 
 /// Resolve the extraction list to variable indices in alphabetical order (of full
