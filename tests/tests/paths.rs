@@ -117,3 +117,146 @@ fn non_utf8_prefix_and_generated_names() {
     let r = nco("ncks").arg(odd(s.dir(), "missing")).fails_with_code(1);
     assert!(r.stderr.contains("missing"), "{}", r.stderr);
 }
+
+/// The same edit or interpolation on names that are not UTF-8 and on plain names, by
+/// us and by NCO 5.1.4: the four results are the same file, and each is where its exact
+/// name says.
+#[test]
+fn editors_and_ncflint_take_non_utf8_names() {
+    let s = Scratch::new();
+    // (operator, its options, whether it edits its input in place)
+    let runs: [(&str, &[&str], bool); 5] = [
+        ("ncatted", &["-a", "units,lat,o,c,K"], true),
+        ("ncatted", &["-a", "long_name,,d,,"], false),
+        ("ncrename", &["-v", "lat,LAT", "-d", "lon,LON"], true),
+        ("ncrename", &["-a", "lat@units,u"], false),
+        ("ncflint", &["-w", "0.25"], false),
+    ];
+    for (i, (op, opts, in_place)) in runs.into_iter().enumerate() {
+        let mut bodies = Vec::new();
+        for (who, plain) in [
+            ("ours", false),
+            ("nco", false),
+            ("ours", true),
+            ("nco", true),
+        ] {
+            let name = |stem: &str| {
+                let stem = format!("{stem}{i}_{who}");
+                if plain {
+                    s.path(&format!("{stem}.nc"))
+                } else {
+                    odd(s.dir(), &stem)
+                }
+            };
+            let input = name("in");
+            copy_fixture(&input);
+            let cmd = match who {
+                "ours" => nco(op),
+                _ => nco_tests::reference(op),
+            };
+            let mut cmd = cmd.args(["-O", "-h"]).args(opts).arg(&input);
+            let out = if in_place {
+                input.clone()
+            } else {
+                let out = name("out");
+                if op == "ncflint" {
+                    // The second input: the first with its values doubled.
+                    let second = name("second");
+                    tool("ncap2")
+                        .args(["-O", "-h", "-s", "fld3=fld3*2"])
+                        .arg(&input)
+                        .arg(&second)
+                        .succeeds();
+                    cmd = cmd.arg(&second);
+                }
+                cmd = cmd.arg(&out);
+                out
+            };
+            cmd.succeeds();
+            assert!(out.is_file(), "{op} {opts:?} ({who}): no {}", out.display());
+            bodies.push(body(&out));
+        }
+        for (b, who) in bodies[1..]
+            .iter()
+            .zip(["NCO", "ours on plain names", "NCO on plain names"])
+        {
+            assert_eq!(&bodies[0], b, "{op} {opts:?}: ours on odd names vs {who}");
+        }
+    }
+    let mangled = std::fs::read_dir(s.dir())
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .find(|n| n.contains('\u{fffd}'));
+    assert_eq!(mangled, None, "a name was converted lossily");
+}
+
+/// A bad option value of ncatted, ncrename or ncflint is one line naming the option,
+/// exit 1, before anything is opened: the input (named by bytes that are not UTF-8) keeps
+/// its bytes and nothing else is made.
+#[test]
+fn bad_values_of_editors_and_ncflint_name_the_option_and_touch_nothing() {
+    // (operator, options, the option the error names, NCO's needle: NCO names the
+    // value or prints its usage, over several lines, on either stream)
+    let cases: [(&str, &[&str], &str, &str); 12] = [
+        ("ncatted", &["-a", "units,lat"], "-a", "fewer than five"),
+        (
+            "ncatted",
+            &["-a", "units,lat,x,c,K"],
+            "-a",
+            "`x' is not a supported mode",
+        ),
+        (
+            "ncatted",
+            &["-a", "units,lat,o,q,K"],
+            "-a",
+            "`q' is not a supported",
+        ),
+        ("ncatted", &["-a", "units,lat,o,f,abc"], "-a", "\"abc\""),
+        ("ncrename", &["-v", "lat"], "-v", "ncrename"),
+        ("ncrename", &["-v", ",x"], "-v", "ncrename"),
+        ("ncrename", &["-d", "lat,"], "-d", "ncrename"),
+        ("ncrename", &["-a", "units"], "-a", "ncrename"),
+        ("ncrename", &["-g", "g1"], "-g", "ncrename"),
+        ("ncflint", &["-w", "abc"], "-w", "\"abc\""),
+        (
+            "ncflint",
+            &["-w", "1,2,3"],
+            "-w",
+            "too many arguments to -w",
+        ),
+        ("ncflint", &["-i", "lat,x"], "-i", "\"x\""),
+    ];
+    let s = Scratch::new();
+    let input = odd(s.dir(), "in");
+    copy_fixture(&input);
+    let before = std::fs::read(&input).unwrap();
+    let out = odd(s.dir(), "out");
+    for (op, args, named, nco_needle) in cases {
+        let mut cmd = nco(op).args(args).arg(&input);
+        if op == "ncflint" {
+            cmd = cmd.arg(&input).arg(&out);
+        }
+        let r = cmd.run().code_is(1);
+        if nco_tests::is_nco() {
+            assert!(
+                r.stderr.contains(nco_needle) || r.stdout.contains(nco_needle),
+                "{op} {args:?}: {}{}",
+                r.stdout,
+                r.stderr
+            );
+        } else {
+            let line = r.stderr.trim_end();
+            assert!(
+                !line.contains('\n') && line.starts_with(&format!("{op}: ERROR option {named}:")),
+                "{op} {args:?}: {line}"
+            );
+        }
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{op} {args:?}");
+        let made: Vec<_> = std::fs::read_dir(s.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.as_os_str() != input.file_name().unwrap())
+            .collect();
+        assert!(made.is_empty(), "{op} {args:?} made {made:?}");
+    }
+}
