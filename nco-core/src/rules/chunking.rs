@@ -101,26 +101,27 @@ fn strip(s: &str) -> String {
 ///
 /// Errors: an unknown policy.
 pub fn parse_policy(p: &str) -> Result<String> {
-    if !POLICIES.contains(&strip(p).as_str()) {
-        return Err(Error::option(
-            "--cnk_plc",
-            format!("unknown chunking policy \"{p}\""),
-        ));
-    }
-    Ok(p.to_string())
+    one_of(p, POLICIES, "--cnk_plc", "policy")
 }
 
 /// Parse a `--cnk_map` name (kept as given; NCO's prefixes `cnk_`, `map_` allowed).
 ///
 /// Errors: an unknown map.
 pub fn parse_map(m: &str) -> Result<String> {
-    if !MAPS.contains(&strip(m).as_str()) {
+    one_of(m, MAPS, "--cnk_map", "map")
+}
+
+/// `name` (kept as given) when, without NCO's prefixes, it is one of `names`.
+///
+/// Errors: another name, "unknown chunking `what`" on `option`.
+fn one_of(name: &str, names: &[&str], option: &str, what: &str) -> Result<String> {
+    if !names.contains(&strip(name).as_str()) {
         return Err(Error::option(
-            "--cnk_map",
-            format!("unknown chunking map \"{m}\""),
+            option,
+            format!("unknown chunking {what} \"{name}\""),
         ));
     }
-    Ok(m.to_string())
+    Ok(name.to_string())
 }
 
 /// Parse a `--cnk_dmn` pair `name,size`.
