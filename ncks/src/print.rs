@@ -87,11 +87,53 @@ fn arg(v: &Values, i: usize) -> Arg<'static> {
     }
 }
 
-/// Default number text of element `i`: `float_prec`/`double_prec` significant digits.
-fn num(v: &Values, i: usize, float_prec: usize, double_prec: usize) -> String {
+/// How a printing style spells a NaN or an infinity (NCO 5.1.4's spellings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NonFinite {
+    /// C's `printf`: `nan`, `-nan`, `inf`, `-inf` (traditional data lines, `-s`).
+    C,
+    /// The CDL words without a type suffix: `NaN`, `Infinity`, `-Infinity`
+    /// (traditional attribute lines).
+    Words,
+    /// CDL, which `ncgen` reads back: the words, with `f` after a float's
+    /// (`NaNf`, `-Infinityf`) in data and attributes alike.
+    Cdl,
+    /// JSON, which has no such numbers: `null`.
+    Null,
+}
+
+/// The text of `x` in style `how` when `x` is a NaN or an infinity, `None` when it is
+/// finite (or when C's `printf` spells it). `float` says the value is a float (CDL's
+/// `f` suffix). A NaN's sign is not printed in CDL (ncgen has no `-NaN`).
+fn non_finite(x: f64, float: bool, how: NonFinite) -> Option<String> {
+    if x.is_finite() || how == NonFinite::C {
+        return None;
+    }
+    let word = if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    };
+    Some(match how {
+        NonFinite::Null => "null".into(),
+        NonFinite::Cdl if float => format!("{word}f"),
+        _ => word.into(),
+    })
+}
+
+/// Default number text of element `i`: `float_prec`/`double_prec` significant digits,
+/// NaNs and infinities spelled `how`.
+fn num(v: &Values, i: usize, float_prec: usize, double_prec: usize, how: NonFinite) -> String {
     match v {
-        Values::Float(x) => format_g(f64::from(x[i]), float_prec),
-        Values::Double(x) => format_g(x[i], double_prec),
+        Values::Float(x) => {
+            let x = f64::from(x[i]);
+            non_finite(x, true, how).unwrap_or_else(|| format_g(x, float_prec))
+        }
+        Values::Double(x) => {
+            non_finite(x[i], false, how).unwrap_or_else(|| format_g(x[i], double_prec))
+        }
         Values::Str(s) => format!("\"{}\"", s[i]),
         Values::Char(c) => (c[i] as char).to_string(),
         _ => match arg(v, i) {
@@ -195,8 +237,9 @@ fn trd_attr(a: &Attr) -> String {
         Values::Char(c) => String::from_utf8_lossy(c)
             .trim_end_matches('\0')
             .to_string(),
+        Values::Str(x) => x.join(", "),
         _ => (0..v.len())
-            .map(|i| num(v, i, 7, 15))
+            .map(|i| num(v, i, 7, 15, NonFinite::Words))
             .collect::<Vec<_>>()
             .join(", "),
     };
@@ -258,9 +301,20 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
         let dim = &m.dims[d];
         let coord = m.var_id(&dim.name).filter(|&c| m.is_coord_var(&m.vars[c]));
         let rec = if dim.unlimited { "Record " } else { "" };
+        // A chunked variable's chunk length along the dimension follows the size.
+        let chunk = match &var.storage.chunks {
+            Some(c) => c
+                .get(k)
+                .map(|n| format!(", chunksize = {n}"))
+                .unwrap_or_default(),
+            None => String::new(),
+        };
         let desc = match coord {
-            Some(c) => format!(" {} ({}coordinate is {})", m.vars[c].ty, rec, dim.name),
-            None => format!(" ({}non-coordinate dimension)", rec),
+            Some(c) => format!(
+                " {}{chunk} ({}coordinate is {})",
+                m.vars[c].ty, rec, dim.name
+            ),
+            None => format!("{chunk} ({}non-coordinate dimension)", rec),
         };
         // NCO capitalises the first word inside the parentheses.
         let desc = capitalise_paren(&desc);
@@ -268,6 +322,14 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
             out,
             "{} dimension {k}: {}, size = {}{desc}",
             var.name, dim.name, lens[k]
+        )
+        .map_err(io)?;
+    }
+    if var.ty == NcType::Str {
+        writeln!(
+            out,
+            "{} size (RAM) above is space required for pointers only, full size of strings is unknown until data are read",
+            var.name
         )
         .map_err(io)?;
     }
@@ -305,9 +367,11 @@ fn trd_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -
             None => "_".into(),
         };
     }
-    match &o.format {
-        Some(f) => f.format(arg(vals, i)),
-        None => num(vals, i, 6, 12),
+    match (&o.format, vals) {
+        // Strings print bare in traditional lines (NCO 5.1.4: `s[0]=s1`).
+        (None, Values::Str(s)) => s[i].clone(),
+        (Some(f), _) => f.format(arg(vals, i)),
+        (None, _) => num(vals, i, 6, 12, NonFinite::C),
     }
 }
 
@@ -378,7 +442,7 @@ fn trd_var_data(
                     let t = if is_missing(cv, a, &cfill) {
                         "_".into()
                     } else {
-                        num(cv, a, 6, 12)
+                        num(cv, a, 6, 12, NonFinite::C)
                     };
                     format!("{dname}[{a}]={t} ")
                 }
@@ -416,15 +480,12 @@ fn trd_var_data(
             let mut abs: Vec<usize> = (0..nd - 1).map(|k| idx[k][pos[k]]).collect();
             abs.push(idx[nd - 1][0]);
             let start = flat(&abs, &full);
+            // The range ends at the NUL after the text, or at the row's last character.
+            let last = start + end.unwrap_or(row.max(1) - 1);
             if o.values_only {
                 line.push_str(&quoted);
             } else {
-                line.push_str(&format!(
-                    "{}[{}--{}]={quoted} {units}",
-                    var.name,
-                    start,
-                    start + row.max(1) - 1
-                ));
+                line.push_str(&format!("{}[{start}--{last}]={quoted} {units}", var.name));
             }
             writeln!(out, "{line}").map_err(io)?;
             // advance outer dims
@@ -491,8 +552,10 @@ pub fn cdl_attr_value(v: &Values) -> String {
             .join(", "),
         _ => (0..v.len())
             .map(|i| match v {
-                Values::Float(x) => format!("{}f", dot(format_g(f64::from(x[i]), 7))),
-                Values::Double(x) => dot(format_g(x[i], 15)),
+                Values::Float(x) => non_finite(f64::from(x[i]), true, NonFinite::Cdl)
+                    .unwrap_or_else(|| format!("{}f", dot(format_g(f64::from(x[i]), 7)))),
+                Values::Double(x) => non_finite(x[i], false, NonFinite::Cdl)
+                    .unwrap_or_else(|| dot(format_g(x[i], 15))),
                 Values::Byte(x) => format!("{}b", x[i]),
                 Values::Short(x) => format!("{}s", x[i]),
                 Values::UByte(x) => format!("{}ub", x[i]),
@@ -500,11 +563,28 @@ pub fn cdl_attr_value(v: &Values) -> String {
                 Values::UInt(x) => format!("{}u", x[i]),
                 Values::Int64(x) => format!("{}ll", x[i]),
                 Values::UInt64(x) => format!("{}ull", x[i]),
-                _ => num(v, i, 7, 15),
+                _ => num(v, i, 7, 15, NonFinite::Cdl),
             })
             .collect::<Vec<_>>()
             .join(", "),
     }
+}
+
+/// CDL line of attribute `a` of variable `owner` (`""` for a global attribute), without
+/// the indent: `owner:name = value ;`, after the keyword `string` when the attribute is
+/// an NC_STRING (netCDF-4) one, as ncdump and NCO print it (without the keyword ncgen
+/// would make a char attribute of a single string).
+fn cdl_attr_line(owner: &str, a: &Attr) -> String {
+    let keyword = if matches!(a.value, Values::Str(_)) {
+        "string "
+    } else {
+        ""
+    };
+    format!(
+        "{keyword}{owner}:{} = {} ;",
+        a.name,
+        cdl_attr_value(&a.value)
+    )
 }
 
 fn cdl_string(c: &[u8]) -> String {
@@ -556,7 +636,8 @@ fn print_cdl(
     }
     w(out, String::new())?;
     w(out, "  variables:".into())?;
-    for &v in vars {
+    let globals = o.global_meta && !m.attrs.is_empty();
+    for (k, &v) in vars.iter().enumerate() {
         let var = &m.vars[v];
         let dims = if var.dims.is_empty() {
             String::new()
@@ -570,26 +651,19 @@ fn print_cdl(
         )?;
         if o.var_meta {
             for a in &var.attrs {
-                w(
-                    out,
-                    format!(
-                        "      {}:{} = {} ;",
-                        var.name,
-                        a.name,
-                        cdl_attr_value(&a.value)
-                    ),
-                )?;
+                w(out, format!("      {}", cdl_attr_line(&var.name, a)))?;
             }
         }
-        w(out, String::new())?;
+        // A blank line between variables, and after the last one only when global
+        // attributes or data follow (NCO 5.1.4's `-m` ends at the last attribute).
+        if k + 1 < vars.len() || globals || o.data {
+            w(out, String::new())?;
+        }
     }
-    if o.global_meta && !m.attrs.is_empty() {
+    if globals {
         w(out, "  // global attributes:".into())?;
         for a in &m.attrs {
-            w(
-                out,
-                format!("    :{} = {} ;", a.name, cdl_attr_value(&a.value)),
-            )?;
+            w(out, format!("    {}", cdl_attr_line("", a)))?;
         }
         w(out, String::new())?;
         if o.data {
@@ -611,7 +685,7 @@ fn cdl_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -
     }
     match &o.format {
         Some(f) => f.format(arg(vals, i)),
-        None => num(vals, i, 7, 15),
+        None => num(vals, i, 7, 15, NonFinite::Cdl),
     }
 }
 
@@ -689,10 +763,8 @@ fn json_string(s: &str) -> String {
 fn json_value(v: &Values, i: usize, _fill: &Option<Values>) -> String {
     // NCO prints missing values as their number, like any other value.
     match v {
-        Values::Float(x) if !x[i].is_finite() => "null".into(),
-        Values::Double(x) if !x[i].is_finite() => "null".into(),
         Values::Str(s) => json_string(&s[i]),
-        _ => num(v, i, 7, 15),
+        _ => num(v, i, 7, 15, NonFinite::Null),
     }
 }
 
@@ -710,15 +782,38 @@ fn json_attr(a: &Values) -> String {
     }
 }
 
-fn json_nest(vals: &Values, fill: &Option<Values>, lens: &[usize], base: usize) -> String {
+/// Nested JSON arrays of shape `lens` whose element of flat index `i` is `leaf(i)`
+/// (row-major; `base` is the flat index of the first element).
+fn json_nest(lens: &[usize], base: usize, leaf: &dyn Fn(usize) -> String) -> String {
     if lens.is_empty() {
-        return json_value(vals, base, fill);
+        return leaf(base);
     }
     let inner: usize = lens[1..].iter().product();
     let items: Vec<String> = (0..lens[0])
-        .map(|i| json_nest(vals, fill, &lens[1..], base + i * inner))
+        .map(|i| json_nest(&lens[1..], base + i * inner, leaf))
         .collect();
     format!("[{}]", items.join(", "))
+}
+
+/// JSON data of a variable of shape `lens`. A char variable is text along its last
+/// dimension: one string (up to its first NUL) per row, nested over the other
+/// dimensions (NCO 5.1.4: `["ab", "cdef"]` for a 2-D char array, one string for 0-D
+/// and 1-D ones).
+fn json_data(vals: &Values, fill: &Option<Values>, lens: &[usize]) -> String {
+    match vals {
+        Values::Char(c) => {
+            let (outer, row) = match lens.split_last() {
+                Some((&row, outer)) => (outer, row),
+                None => (lens, c.len()),
+            };
+            let text = |r: usize| {
+                let bytes = c.get(r * row..(r + 1) * row).unwrap_or_default();
+                json_string(&Values::Char(bytes.to_vec()).as_text().unwrap_or_default())
+            };
+            json_nest(outer, 0, &text)
+        }
+        _ => json_nest(lens, 0, &|i| json_value(vals, i, fill)),
+    }
 }
 
 fn print_json(
@@ -766,12 +861,8 @@ fn print_json(
         if o.data {
             let idx = sel.for_var(m, v);
             let vals = ds.read(v, &idx)?;
-            let data = if var.ty == NcType::Char {
-                json_string(&vals.as_text().unwrap_or_default())
-            } else {
-                let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
-                json_nest(&vals, &fill_of(var), &lens, 0)
-            };
+            let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
+            let data = json_data(&vals, &fill_of(var), &lens);
             fields.push(format!("      \"data\": {data}"));
         }
         vs.push(format!(
@@ -792,4 +883,49 @@ fn print_json(
         parts.push(format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")));
     }
     writeln!(out, "{{\n{}\n}}", parts.join(",\n")).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_finite_spellings() {
+        let neg_nan = -f64::NAN;
+        assert!(neg_nan.is_sign_negative());
+        let cases = [
+            (
+                NonFinite::Cdl,
+                true,
+                ["NaNf", "NaNf", "Infinityf", "-Infinityf"],
+            ),
+            (
+                NonFinite::Cdl,
+                false,
+                ["NaN", "NaN", "Infinity", "-Infinity"],
+            ),
+            (
+                NonFinite::Words,
+                true,
+                ["NaN", "NaN", "Infinity", "-Infinity"],
+            ),
+            (NonFinite::Null, false, ["null", "null", "null", "null"]),
+        ];
+        for (how, float, want) in cases {
+            let got: Vec<String> = [f64::NAN, neg_nan, f64::INFINITY, f64::NEG_INFINITY]
+                .iter()
+                .map(|&x| non_finite(x, float, how).unwrap())
+                .collect();
+            assert_eq!(got, want, "{how:?} float={float}");
+        }
+        assert_eq!(non_finite(1.5, true, NonFinite::Cdl), None);
+        // C's printf spelling, sign of a NaN included (NCO's traditional data lines).
+        let c = Values::Double(vec![neg_nan, f64::NEG_INFINITY]);
+        assert_eq!(num(&c, 0, 6, 12, NonFinite::C), "-nan");
+        assert_eq!(num(&c, 1, 6, 12, NonFinite::C), "-inf");
+        assert_eq!(
+            cdl_attr_value(&Values::Float(vec![f32::NAN, 2.0])),
+            "NaNf, 2.f"
+        );
+    }
 }

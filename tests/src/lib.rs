@@ -254,6 +254,26 @@ pub fn descending_fixture() -> &'static Path {
     build_fixture(&F, "descending.cdl", "descending.nc", &[])
 }
 
+/// `tests/data/printing.cdl` (NaNs and infinities in data and attributes, char arrays
+/// of 0 to 3 dimensions) as a netCDF3 classic file (read-only).
+pub fn printing_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "printing.cdl", "printing.nc", &[])
+}
+
+/// [`printing_fixture`] as a netCDF-4 file (`ncgen -k nc4`).
+pub fn printing_fixture_nc4() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "printing.cdl", "printing_nc4.nc", &["-k", "nc4"])
+}
+
+/// `tests/data/strings.cdl` (NC_STRING attributes and a string variable) as a
+/// netCDF-4 file (read-only).
+pub fn strings_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "strings.cdl", "strings.nc", &["-k", "nc4"])
+}
+
 /// A per-test scratch folder, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,

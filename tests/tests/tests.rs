@@ -37,6 +37,7 @@ mod ncra;
 mod ncrename;
 mod ncwa;
 mod paths;
+mod printing;
 mod selection;
 mod stations;
 mod times;
