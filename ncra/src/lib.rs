@@ -25,7 +25,7 @@ use nco_core::extract::RecordChange;
 use nco_core::hyperslab::{HyperslabSpec, Selection};
 use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
-use nco_core::model::Meta;
+use nco_core::model::{Meta, Var};
 use nco_core::output::{self, Existing};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
@@ -67,7 +67,7 @@ pub struct Cli {
     /// Multi-record output: one output record per sub-cycle
     #[arg(long = "mro")]
     pub mro: bool,
-    /// Append the output records to the existing output file
+    /// Append the output records to the existing output file (its fixed variables take the inputs' values; not with -O)
     #[arg(long = "rec_apn", visible_alias = "record_append")]
     pub rec_apn: bool,
     /// Do not write cell_methods attributes
@@ -261,11 +261,9 @@ impl Prepared {
         let var = &first.vars[v];
         let mut idx = self.sel.for_var(first, v);
         if !first.is_record_var(var) {
-            return if self.appended.is_none() {
-                vec![(0, idx)]
-            } else {
-                Vec::new()
-            };
+            // Fixed variables are written from the inputs, over an appended-to
+            // output's own (NCO 5.1.4's --rec_apn).
+            return vec![(0, idx)];
         }
         if !(concat || self.procs[o].is_none()) {
             return Vec::new();
@@ -304,6 +302,13 @@ impl Ra<'_> {
     fn target(&self, out_path: &Path) -> Result<Target> {
         let (prog, cli) = (self.prog, self.cli);
         let common = &cli.std.common;
+        // NCO 5.1.4 refuses -O with --rec_apn (both force the output's fate).
+        if common.overwrite && cli.rec_apn {
+            return Err(Error::option(
+                "-O/--rec_apn",
+                "overwrite (-O) and record append (--rec_apn) are mutually exclusive",
+            ));
+        }
         let existing = output::resolve_existing(
             prog,
             out_path,
@@ -502,8 +507,18 @@ impl Ra<'_> {
         arith::declare_fills(&mut meta, declare);
         let mut out = Output::create(&p.target, meta.clone())?;
         if let Some(a) = &p.appended {
-            for i in 0..a.meta().vars.len() {
-                out.copy_selected(a, i, &Selection::default(), i)?;
+            // The appended-to output's records, and its fixed variables the inputs do
+            // not replace.
+            let replaced = |name: &str| {
+                p.vars.iter().any(|&v| {
+                    let var = &first.vars[v];
+                    var.name == name && !first.is_record_var(var)
+                })
+            };
+            for (i, v) in a.meta().vars.iter().enumerate() {
+                if a.meta().is_record_var(v) || !replaced(&v.name) {
+                    out.copy_selected(a, i, &Selection::default(), i)?;
+                }
             }
         }
         let own;
@@ -715,10 +730,34 @@ fn records_appended(a: &Dataset, target: &Target, planned: &Meta, records: usize
     })?;
     am.dims[rd].len = records;
     for v in &am.vars {
-        if planned.var(&v.name).is_some_and(|mv| mv.ty != v.ty) {
+        let Some(mv) = planned.var(&v.name) else {
+            continue;
+        };
+        if mv.ty != v.ty {
             return Err(Error::var(
                 &v.name,
                 "type differs between the output and the new records",
+            ));
+        }
+        // New records go beside the output's own, and a fixed variable is written
+        // over the output's own: either way its shape (past the record dimension)
+        // must agree. NCO 5.1.4 writes a narrower hyperslab into the corner.
+        let past_record = |m: &Meta, var: &Var| {
+            let mut shape = m.shape(var);
+            if m.is_record_var(var) {
+                shape.remove(0);
+            }
+            shape
+        };
+        if past_record(planned, mv) != past_record(&am, v) {
+            return Err(Error::var(
+                &v.name,
+                format!(
+                    "shape {:?} in {} differs from the inputs' {:?}",
+                    past_record(&am, v),
+                    target.path.display(),
+                    past_record(planned, mv)
+                ),
             ));
         }
     }

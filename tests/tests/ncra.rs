@@ -486,6 +486,93 @@ fn ncrcat_r10_rec_apn_appends_all_records() {
     assert_eq!(value(&out, "fld_rec", "%d", &["-d", "time,19"]), "100");
 }
 
+/// A record file for `--rec_apn`: `time` = `time`, fixed `fix(lon)` = `fix`, the
+/// scalar `sc` = `sc`, and `y(time, lon)`.
+fn apn_file(s: &Scratch, name: &str, time: &str, fix: &str, sc: &str) -> String {
+    cdl(
+        s,
+        name,
+        &format!(
+            "netcdf {name} {{
+dimensions: time = UNLIMITED ; lon = 2 ;
+variables:
+  double time(time) ; time:units = \"{DAYS}\" ;
+  float lon(lon) ; float fix(lon) ; int sc ; float y(time, lon) ;
+data:
+  time = {time} ; lon = 0, 90 ; fix = {fix} ; sc = {sc} ; y = 1, 2, 3, 4 ;
+}}"
+        ),
+    )
+}
+
+#[test]
+fn rec_apn_writes_the_inputs_fixed_variables_as_nco() {
+    // NCO 5.1.4: the existing output's fixed variables take the new input's values
+    // (fix 5, 6 and sc 9, not the output's 1, 2 and 7), in ncrcat and ncra alike.
+    for op in ["ncrcat", "ncra"] {
+        let s = Scratch::new();
+        let out = apn_file(&s, "out", "1, 2", "1, 2", "7");
+        let b = apn_file(&s, "b", "3, 4", "5, 6", "9");
+        nco(op).args(["-h", "--rec_apn", &b, &out]).succeeds();
+        assert_eq!(value(&out, "fix", "%g ", &[]), "5 6", "{op}");
+        assert_eq!(value(&out, "sc", "%d", &[]), "9", "{op}");
+        let times = if op == "ncra" { "1 2 3.5" } else { "1 2 3 4" };
+        assert_eq!(value(&out, "time", "%g ", &[]), times, "{op}");
+        let y = if op == "ncra" {
+            "1 2 3 4 2 3"
+        } else {
+            "1 2 3 4 1 2 3 4"
+        };
+        assert_eq!(value(&out, "y", "%g ", &[]), y, "{op}");
+    }
+}
+
+#[test]
+fn rec_apn_with_overwrite_is_refused_as_in_nco() {
+    let s = Scratch::new();
+    let out = apn_file(&s, "out", "1, 2", "1, 2", "7");
+    let b = apn_file(&s, "b", "3, 4", "5, 6", "9");
+    let before = std::fs::read(&out).expect("read output");
+    let want = if is_nco() {
+        "FORCE_OVERWRITE and FORCE_APPEND"
+    } else {
+        "--rec_apn"
+    };
+    nco("ncrcat")
+        .args(["-h", "-O", "--rec_apn", &b, &out])
+        .run()
+        .clean_failure(want);
+    nco_tests::assert_same_bytes(Path::new(&out), &before);
+}
+
+#[test]
+fn rec_apn_of_a_narrower_hyperslab_is_refused() {
+    // The output's y has lon = 2 values per record, the new records 1. NCO 5.1.4
+    // writes them into the corner and leaves zeros beside (y = 1 2 3 4 1 0 3 0, fix
+    // = 5 2): a silent wrong answer, so ours refuses, naming the variable (README).
+    let s = Scratch::new();
+    let out = apn_file(&s, "out", "1, 2", "1, 2", "7");
+    let b = apn_file(&s, "b", "3, 4", "5, 6", "9");
+    if is_nco() {
+        nco("ncrcat")
+            .args(["-h", "--rec_apn", "-d", "lon,0,0", &b, &out])
+            .succeeds();
+        assert_eq!(value(&out, "y", "%g ", &[]), "1 2 3 4 1 0 3 0");
+        assert_eq!(value(&out, "fix", "%g ", &[]), "5 2");
+        return;
+    }
+    let before = std::fs::read(&out).expect("read output");
+    for vars in [&[][..], &["-C", "-v", "y"][..]] {
+        nco("ncrcat")
+            .args(["-h", "--rec_apn", "-d", "lon,0,0"])
+            .args(vars)
+            .args([&b, &out])
+            .run()
+            .clean_failure("differs from the inputs'");
+        nco_tests::assert_same_bytes(Path::new(&out), &before);
+    }
+}
+
 // ---------------------------------------------------------------- ncrcat behaviour
 
 #[test]
