@@ -54,6 +54,39 @@ fn io(e: std::io::Error) -> Error {
     Error::io("standard output", e)
 }
 
+/// Bytes of values printing holds at once: a variable is read and printed in blocks
+/// of about this size along its first dimension, so memory does not grow with it.
+const PRINT_BLOCK_BYTES: usize = 4 << 20;
+
+/// Read the hyperslab `idx` (per-dimension index lists) of variable `v` in order, in
+/// blocks of whole rows of its first dimension of about [`PRINT_BLOCK_BYTES`] each
+/// (at least one row), and give each block to `each`. A scalar is one block.
+///
+/// Errors: read errors, and whatever `each` returns (a closed standard output ends
+/// the reading at once).
+fn for_each_block(
+    ds: &Dataset,
+    v: usize,
+    idx: &[Vec<usize>],
+    mut each: impl FnMut(&Values) -> Result<()>,
+) -> Result<()> {
+    let Some((first, rest)) = idx.split_first() else {
+        return each(&ds.read(v, idx)?);
+    };
+    let ty = ds.meta().vars[v].ty;
+    let row: usize = rest.iter().map(Vec::len).product::<usize>() * ty.size().max(1);
+    let per = (PRINT_BLOCK_BYTES / row.max(1)).max(1);
+    let mut block = idx.to_vec();
+    for rows in first.chunks(per) {
+        block[0] = rows.to_vec();
+        each(&ds.read(v, &block)?)?;
+    }
+    if first.is_empty() {
+        each(&ds.read(v, idx)?)?;
+    }
+    Ok(())
+}
+
 /// Print `vars` (input indices) of `ds` under `sel` to `out`.
 pub fn print(
     ds: &Dataset,
@@ -386,30 +419,33 @@ fn trd_var_data(
     let m = ds.meta();
     let var = &m.vars[v];
     let idx = sel.for_var(m, v);
-    let vals = ds.read(v, &idx)?;
     let fill = fill_of(var);
     let units = if o.units {
         units_text(var)
     } else {
         String::new()
     };
-    if o.format.is_some() {
+    if let Some(f) = &o.format {
         // Values only, formatted, then an empty line.
-        let mut s = String::new();
-        if var.ty == NcType::Char && o.format.as_ref().and_then(CFormat::conversion) == Some('s') {
-            if let Some(f) = &o.format {
-                s.push_str(&f.format(Arg::Str(&vals.as_text().unwrap_or_default())));
-            }
+        if var.ty == NcType::Char && f.conversion() == Some('s') {
+            let vals = ds.read(v, &idx)?;
+            let text = f.format(Arg::Str(&vals.as_text().unwrap_or_default()));
+            out.write_all(text.as_bytes()).map_err(io)?;
         } else {
-            for i in 0..vals.len() {
-                s.push_str(&trd_value(&vals, i, &fill, o));
-            }
+            for_each_block(ds, v, &idx, |vals| {
+                for i in 0..vals.len() {
+                    out.write_all(trd_value(vals, i, &fill, o).as_bytes())
+                        .map_err(io)?;
+                }
+                Ok(())
+            })?;
         }
-        writeln!(out, "{s}").map_err(io)?;
+        writeln!(out).map_err(io)?;
         writeln!(out).map_err(io)?;
         return Ok(());
     }
     if var.dims.is_empty() {
+        let vals = ds.read(v, &idx)?;
         let val = if var.ty == NcType::Char {
             format!("'{}'", vals.as_text().unwrap_or_default())
         } else {
@@ -451,45 +487,81 @@ fn trd_var_data(
             .collect();
         prefix.push(texts);
     }
+    // Position of the next element printed, per dimension, and one line's text.
     let mut pos = vec![0usize; nd];
-    let total: usize = lens.iter().product();
+    let mut line = String::new();
     if var.ty == NcType::Char {
-        // One line per row of the last dimension.
+        // One line per row of the last dimension (a 1-D variable is one row).
         let row = lens[nd - 1];
-        let rows = total.checked_div(row).unwrap_or(0);
-        let c = match &vals {
-            Values::Char(c) => c.clone(),
-            _ => Vec::new(),
-        };
-        for r in 0..rows {
-            let mut line = String::new();
-            if !o.quiet_indices && !o.values_only {
-                for (k, p) in prefix.iter().enumerate().take(nd - 1) {
-                    line.push_str(&p[pos[k]]);
-                }
-                line.push_str(&prefix[nd - 1][0]);
-            }
-            let bytes = &c[r * row..(r + 1) * row];
-            let end = bytes.iter().position(|&b| b == 0);
-            let text = String::from_utf8_lossy(&bytes[..end.unwrap_or(row)]).into_owned();
-            let quoted = if end.is_some() {
-                format!("\"{text}\"")
-            } else {
-                format!("'{text}'")
+        let mut print_rows = |c: &Values, pos: &mut Vec<usize>, line: &mut String| -> Result<()> {
+            let c = match c {
+                Values::Char(c) => c.as_slice(),
+                _ => &[],
             };
-            let mut abs: Vec<usize> = (0..nd - 1).map(|k| idx[k][pos[k]]).collect();
-            abs.push(idx[nd - 1][0]);
-            let start = flat(&abs, &full);
-            // The range ends at the NUL after the text, or at the row's last character.
-            let last = start + end.unwrap_or(row.max(1) - 1);
+            for bytes in c.chunks(row.max(1)) {
+                line.clear();
+                if !o.quiet_indices && !o.values_only {
+                    for (k, p) in prefix.iter().enumerate().take(nd - 1) {
+                        line.push_str(&p[pos[k]]);
+                    }
+                    line.push_str(&prefix[nd - 1][0]);
+                }
+                let end = bytes.iter().position(|&b| b == 0);
+                let text = String::from_utf8_lossy(&bytes[..end.unwrap_or(bytes.len())]);
+                let quoted = if end.is_some() {
+                    format!("\"{text}\"")
+                } else {
+                    format!("'{text}'")
+                };
+                let mut abs: Vec<usize> = (0..nd - 1).map(|k| idx[k][pos[k]]).collect();
+                abs.push(idx[nd - 1][0]);
+                let start = flat(&abs, &full);
+                // The range ends at the NUL after the text, or at the row's last
+                // character.
+                let last = start + end.unwrap_or(row.max(1) - 1);
+                if o.values_only {
+                    line.push_str(&quoted);
+                } else {
+                    line.push_str(&format!("{}[{start}--{last}]={quoted} {units}", var.name));
+                }
+                writeln!(out, "{line}").map_err(io)?;
+                // advance outer dims
+                for k in (0..nd - 1).rev() {
+                    pos[k] += 1;
+                    if pos[k] < lens[k] {
+                        break;
+                    }
+                    pos[k] = 0;
+                }
+            }
+            Ok(())
+        };
+        if nd == 1 {
+            print_rows(&ds.read(v, &idx)?, &mut pos, &mut line)?;
+        } else {
+            for_each_block(ds, v, &idx, |c| print_rows(c, &mut pos, &mut line))?;
+        }
+        writeln!(out).map_err(io)?;
+        return Ok(());
+    }
+    for_each_block(ds, v, &idx, |vals| {
+        for i in 0..vals.len() {
+            line.clear();
+            let val = trd_value(vals, i, &fill, o);
             if o.values_only {
-                line.push_str(&quoted);
+                line.push_str(&val);
             } else {
-                line.push_str(&format!("{}[{start}--{last}]={quoted} {units}", var.name));
+                if !o.quiet_indices {
+                    for (k, p) in prefix.iter().enumerate() {
+                        line.push_str(&p[pos[k]]);
+                    }
+                }
+                let abs = pos.iter().enumerate().map(|(k, &p)| idx[k][p]);
+                let at = abs.zip(&full).fold(0, |acc, (i, &n)| acc * n + i);
+                line.push_str(&format!("{}[{at}]={val} {units}", var.name));
             }
             writeln!(out, "{line}").map_err(io)?;
-            // advance outer dims
-            for k in (0..nd - 1).rev() {
+            for k in (0..nd).rev() {
                 pos[k] += 1;
                 if pos[k] < lens[k] {
                     break;
@@ -497,36 +569,8 @@ fn trd_var_data(
                 pos[k] = 0;
             }
         }
-        writeln!(out).map_err(io)?;
-        return Ok(());
-    }
-    for i in 0..total {
-        let mut line = String::new();
-        let val = trd_value(&vals, i, &fill, o);
-        if o.values_only {
-            line.push_str(&val);
-        } else {
-            if !o.quiet_indices {
-                for (k, p) in prefix.iter().enumerate() {
-                    line.push_str(&p[pos[k]]);
-                }
-            }
-            let abs: Vec<usize> = (0..nd).map(|k| idx[k][pos[k]]).collect();
-            line.push_str(&format!(
-                "{}[{}]={val} {units}",
-                var.name,
-                flat(&abs, &full)
-            ));
-        }
-        writeln!(out, "{line}").map_err(io)?;
-        for k in (0..nd).rev() {
-            pos[k] += 1;
-            if pos[k] < lens[k] {
-                break;
-            }
-            pos[k] = 0;
-        }
-    }
+        Ok(())
+    })?;
     writeln!(out).map_err(io)?;
     Ok(())
 }
@@ -699,48 +743,67 @@ fn cdl_var_data(
     let m = ds.meta();
     let var = &m.vars[v];
     let idx = sel.for_var(m, v);
-    let vals = ds.read(v, &idx)?;
     let fill = fill_of(var);
     let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
-    let mut s = format!("    {} = ", var.name);
+    write!(out, "    {} = ", var.name).map_err(io)?;
+    // Separators go before every item but the first: ", " between values of a row,
+    // ", \n" between rows (each row on its own line).
+    let mut first = true;
     if var.ty == NcType::Char {
-        let c = match &vals {
-            Values::Char(c) => c.clone(),
-            _ => Vec::new(),
+        let row = lens.last().copied().unwrap_or(0).max(1);
+        let multi = lens.len() > 1;
+        if multi {
+            writeln!(out).map_err(io)?;
+        }
+        let mut rows = |c: &Values| -> Result<()> {
+            let c = match c {
+                Values::Char(c) => c.as_slice(),
+                _ => &[],
+            };
+            let row = if multi { row } else { c.len().max(1) };
+            for r in c.chunks(row) {
+                let sep = match (first, multi) {
+                    (true, _) => "",
+                    (false, true) => ", \n",
+                    (false, false) => ", ",
+                };
+                let indent = if multi { "    " } else { "" };
+                write!(out, "{sep}{indent}{}", cdl_string(r)).map_err(io)?;
+                first = false;
+            }
+            Ok(())
         };
-        let row = lens.last().copied().unwrap_or(c.len()).max(1);
-        let rows: Vec<String> = c.chunks(row).map(cdl_string).collect();
-        if lens.len() <= 1 {
-            s.push_str(&rows.join(", "));
+        if multi {
+            for_each_block(ds, v, &idx, rows)?;
         } else {
-            s.push('\n');
-            s.push_str(
-                &rows
-                    .iter()
-                    .map(|r| format!("    {r}"))
-                    .collect::<Vec<_>>()
-                    .join(", \n"),
-            );
+            rows(&ds.read(v, &idx)?)?;
         }
     } else if lens.len() <= 1 {
-        let items: Vec<String> = (0..vals.len())
-            .map(|i| cdl_value(&vals, i, &fill, o))
-            .collect();
-        s.push_str(&items.join(", "));
+        for_each_block(ds, v, &idx, |vals| {
+            for i in 0..vals.len() {
+                let sep = if first { "" } else { ", " };
+                write!(out, "{sep}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
+                first = false;
+            }
+            Ok(())
+        })?;
     } else {
         let row = lens[lens.len() - 1].max(1);
-        s.push('\n');
-        let n = vals.len();
-        let mut lines = Vec::new();
-        for r in 0..n.div_ceil(row) {
-            let items: Vec<String> = (r * row..((r + 1) * row).min(n))
-                .map(|i| cdl_value(&vals, i, &fill, o))
-                .collect();
-            lines.push(format!("    {}", items.join(", ")));
-        }
-        s.push_str(&lines.join(", \n"));
+        writeln!(out).map_err(io)?;
+        for_each_block(ds, v, &idx, |vals| {
+            for i in 0..vals.len() {
+                let sep = match (i % row == 0, first) {
+                    (true, true) => "    ",
+                    (true, false) => ", \n    ",
+                    (false, _) => ", ",
+                };
+                write!(out, "{sep}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
+                first = false;
+            }
+            Ok(())
+        })?;
     }
-    writeln!(out, "{s} ;").map_err(io)?;
+    writeln!(out, " ;").map_err(io)?;
     writeln!(out).map_err(io)
 }
 

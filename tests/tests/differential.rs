@@ -36,6 +36,68 @@ fn same_output(args: &[&str]) {
 
 // ------------------------------------------------------------------ printing
 
+/// A file whose variables are larger than the blocks printing reads at a time (a few
+/// MiB): `v(time, x)` floats (1200 x 1000), `w(n)` doubles (600 000), both with
+/// values that vary, and `c(m, len)` chars (600 000 x 8, all fill), built with NCO.
+fn large_print_input(s: &Scratch) -> String {
+    let cdl = s.path("large.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf large { dimensions: time = 1200 ; x = 1000 ; n = 600000 ; m = 600000 ; \
+         len = 8 ; variables: float v(time, x) ; double w(n) ; char c(m, len) ; }",
+    )
+    .expect("write CDL");
+    let empty = s.arg("empty.nc");
+    nco_tests::tool("ncgen")
+        .args(["-o", &empty])
+        .arg(&cdl)
+        .succeeds();
+    let nc = s.arg("large.nc");
+    reference("ncap2")
+        .args([
+            "-O",
+            "-s",
+            "v=float(array(0.5,0.37,v)*3.3);w=array(-1.0,1.0/3,w)",
+        ])
+        .args([&empty, &nc])
+        .succeeds();
+    nc
+}
+
+#[test]
+fn diff_print_variables_larger_than_a_print_block() {
+    // Printing reads a variable in blocks along its first dimension; the text across
+    // block boundaries must be NCO's, byte for byte, in each style.
+    let s = Scratch::new();
+    let nc = large_print_input(&s);
+    for args in [
+        &["-C", "-v", "v,w,c"][..],
+        &["-H", "-C", "-v", "w"][..],
+        &["--trd", "-H", "-C", "-v", "w"][..],
+        &[
+            "--trd", "-H", "-C", "-s", "%.3f,", "-v", "w", "-d", "n,1,,3",
+        ][..],
+        &[
+            "--trd",
+            "-H",
+            "-C",
+            "-v",
+            "v",
+            "-d",
+            "time,590,610",
+            "-d",
+            "x,0,,7",
+        ][..],
+    ] {
+        let theirs = reference("ncks").args(args).arg(&nc).succeeds();
+        let ours = nco("ncks").args(args).arg(&nc).succeeds();
+        assert!(
+            ours.stdout == theirs.stdout,
+            "ncks {args:?}: stdout differs from NCO's"
+        );
+    }
+}
+
 #[test]
 fn diff_print_traditional_3d_slab() {
     same_print(&[

@@ -1,7 +1,8 @@
 //! Faults while an operator runs, as a user meets them (README "Faults and bad input"):
 //! a run killed with SIGKILL or stopped with SIGINT/SIGTERM, a full disk (a small tmpfs,
 //! and a file-size limit), a read-only output folder, concurrent runs writing one output,
-//! an input that is also the output, and an input truncated while it is read.
+//! an input that is also the output, an input truncated while it is read, and printing
+//! into a pipe its reader closes.
 //!
 //! Tests that need root (mounting a tmpfs) skip with a message otherwise; CI runs as root.
 //! Runs are caught while they write by watching for their temporary file: the input is
@@ -438,5 +439,36 @@ fn input_truncated_while_read_is_an_error_naming_it() {
             .stderr_contains("truncated while being read");
         assert_same_bytes(Path::new(&out), &before);
         assert_eq!(temp_files(s.dir()), Vec::<String>::new(), "{what}");
+    }
+}
+
+#[test]
+fn closed_pipe_ends_printing_as_in_nco() {
+    // `ncks -H -v z_big rnd.nc | head -2`: 4 million values (about 60 MB of CDL) into
+    // a pipe closed after two lines. As NCO (and C programs) do, the run ends at the
+    // next write, killed by SIGPIPE (status 141 in a shell), saying nothing; before,
+    // ours printed the whole variable into the closed pipe and exited 0.
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let input = random_input().to_string_lossy().into_owned();
+    for style in [
+        &["-H"][..],
+        &["-H", "--trd"][..],
+        &["-H", "-s", "%g\\n"][..],
+    ] {
+        let mut child = spawn("ncks", &[style, &["-C", "-v", "z_big", &input]].concat());
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().expect("a first line").expect("read a line");
+        assert!(!first.is_empty(), "{style:?}: {first:?}");
+        drop(lines);
+        let out = child.wait_with_output().expect("wait for ncks");
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGPIPE),
+            "{style:?}: {:?}",
+            out.status
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{style:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! Command-line pieces shared by every operator, with NCO's exact spellings (NCO
 //! manual, "Shared Options"): clap argument groups flattened into each operator's
 //! parser, the process plumbing ([`run_main`]: one-line errors, exit status 1 for every
-//! failure, 0 for `--help`/`--version`, quiet exit on a closed pipe), thread-pool set-up,
+//! failure, 0 for `--help`/`--version`, SIGPIPE's status on a closed pipe), thread-pool set-up,
 //! the environment read once at start ([`env`]) and the `-D` rusage report ([`rusage`]).
 //! The top layer of nco-core: it may use every module below.
 //!
@@ -631,8 +631,7 @@ pub fn version_text(prog: &str) -> String {
 pub fn clap_error(e: clap::Error) -> Result<()> {
     match e.kind() {
         clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-            print!("{e}");
-            Ok(())
+            print_out(&e.to_string())
         }
         // A value our parser refused: its own message, which names the option.
         // Another parser's (a number's) message does not, so clap's line is kept.
@@ -670,7 +669,7 @@ pub fn start<C: clap::FromArgMatches>(
     };
     let common = common(&c);
     if common.revision || common.version {
-        print!("{}", version_text(prog));
+        print_out(&version_text(prog))?;
         return Ok(None);
     }
     apply_common(common);
@@ -692,7 +691,7 @@ pub fn start_edit<C: clap::FromArgMatches>(
     };
     let e = shared(&c);
     if e.revision || e.version {
-        print!("{}", version_text(prog));
+        print_out(&version_text(prog))?;
         return Ok(None);
     }
     apply_common(&e.common());
@@ -723,8 +722,33 @@ pub fn configure(cmd: clap::Command) -> clap::Command {
         .dont_collapse_args_in_usage(true)
 }
 
+/// Write `text` to standard output (help, version): a closed pipe is an error
+/// [`run_main`] ends quietly, where `print!` would panic.
+fn print_out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("standard output", e))
+}
+
 fn is_broken_pipe(e: &Error) -> bool {
     matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// End the process as a closed standard output ends NCO and other C programs
+/// (`ncks -H -v v big.nc | head -2`): silently, killed by SIGPIPE (status 141 in the
+/// shell, which `set -o pipefail` scripts see). Rust ignores SIGPIPE, so the write
+/// failed with EPIPE instead and our clean-up (temporary outputs) has already run;
+/// the default action is restored and the signal raised now.
+fn exit_on_closed_pipe() -> ! {
+    // SAFETY: restoring a signal's default action and raising it in this process; the
+    // fall-back `_exit` is reached only if the signal were blocked.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+        libc::_exit(128 + libc::SIGPIPE)
+    }
 }
 
 /// Keep large buffers in the heap instead of fresh `mmap`s: the operators allocate and
@@ -773,7 +797,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => exit_on_closed_pipe(),
         Err(e) => {
             eprintln!("{prog}: ERROR {e}");
             fail_exit()

@@ -1,6 +1,8 @@
 //! C `printf` formatting of single values, through the C library's own `snprintf`, so
 //! that `ncks -s FORMAT` and NCO's default number formats (`%g`, `%.7g`, `%.12g`...)
-//! print exactly as NCO's C code prints them.
+//! print exactly as NCO's C code prints them. The default `%.Pg` formats, printed
+//! for every value of a variable, are written by [`write_g`] without `snprintf`,
+//! digit for digit the same (checked against it).
 //!
 //! A user format is validated first: at most one conversion, no `*` width or
 //! precision, no `%n`. The value is passed in the C type the conversion expects
@@ -244,7 +246,93 @@ fn snprintf_str(fmt: &str, s: &str) -> String {
 
 /// `%.{prec}g` of a double, as C prints it.
 pub fn format_g(x: f64, prec: usize) -> String {
-    snprintf_f64(&format!("%.{prec}g"), x)
+    let mut s = String::with_capacity(24);
+    write_g(&mut s, x, prec);
+    s
+}
+
+/// A fixed-capacity text buffer on the stack for one number.
+struct NumBuf {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl std::fmt::Write for NumBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Append `%.{prec}g` of `x` to `out`, exactly as C's `printf` prints it, without
+/// calling it (printing millions of values is twice as fast).
+///
+/// The rule (C11 7.21.6.1): with P = `prec` (0 counts as 1) significant digits and X
+/// the decimal exponent of `x` rounded to them, the style is `%e` when X < -4 or
+/// X >= P, else `%f` with P-1-X decimals; trailing zeros and a trailing decimal point
+/// are removed. The digits come from Rust's correctly rounded `{:.*e}` (glibc's
+/// `printf` is correctly rounded too, ties to even), so both print the same digits.
+/// NaN, infinities and precisions above 17 go through `snprintf`.
+pub fn write_g(out: &mut String, x: f64, prec: usize) {
+    use std::fmt::Write as _;
+    let p = prec.max(1);
+    let mut sci = NumBuf {
+        bytes: [0; 48],
+        len: 0,
+    };
+    if !x.is_finite() || p > 17 || write!(sci, "{:.*e}", p - 1, x).is_err() {
+        out.push_str(&snprintf_f64(&format!("%.{prec}g"), x));
+        return;
+    }
+    let sci = std::str::from_utf8(&sci.bytes[..sci.len]).unwrap_or("0e0");
+    let (negative, sci) = match sci.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, sci),
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    // The P significant digits, trailing zeros dropped (at least one digit).
+    let mut digits = [0u8; 20];
+    let mut n = 0;
+    for &c in mantissa.as_bytes().iter().filter(|&&c| c != b'.') {
+        digits[n] = c;
+        n += 1;
+    }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let d = std::str::from_utf8(&digits[..n]).unwrap_or("0");
+    if negative {
+        out.push('-');
+    }
+    if (-4..p as i32).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if n <= int_len {
+                out.push_str(d);
+                out.extend(std::iter::repeat_n('0', int_len - n));
+            } else {
+                out.push_str(&d[..int_len]);
+                out.push('.');
+                out.push_str(&d[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(d);
+        }
+    } else {
+        out.push_str(&d[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&d[1..]);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        let _ = write!(out, "e{sign}{:02}", exp.unsigned_abs());
+    }
 }
 
 #[cfg(test)]
@@ -280,6 +368,73 @@ mod tests {
         assert_eq!(CFormat::parse("%g ").unwrap().with_text("_"), "_ ");
         assert_eq!(CFormat::parse("%c").unwrap().format(Arg::Int(65)), "A");
         assert_eq!(format_g(std::f64::consts::PI, 12), "3.14159265359");
+    }
+
+    #[test]
+    fn write_g_prints_what_c_prints() {
+        // Values of every kind (random bit patterns, floats widened to double, short
+        // decimals, exact ties, extremes), at the precisions printing uses and others.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.125,
+            0.375,
+            -2.75,
+            1e-5,
+            9.999_999_5e-5,
+            1e-4,
+            0.1,
+            123_456.5,
+            1_234_567.0,
+            9_999_999.5,
+            99_999_995.0,
+            1e16,
+            1e21,
+            1e22,
+            1e-300,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            1e100,
+            -1e-100,
+        ];
+        for k in 0..2000 {
+            xs.push(f64::from(k) * 0.5);
+            xs.push(f64::from(k) / 8.0 + 1e6);
+            xs.push(f64::from(k) * 1e-4);
+        }
+        for k in 0..60_000u64 {
+            xs.push(match k % 3 {
+                0 => f64::from_bits(next()),
+                1 => f64::from(f32::from_bits(next() as u32)),
+                _ => (next() % 100_000) as f64 / 1000.0,
+            });
+        }
+        let mut bad = Vec::new();
+        for &x in xs.iter().filter(|x| x.is_finite()) {
+            for p in [0, 1, 2, 6, 7, 12, 15, 17] {
+                let c = snprintf_f64(&format!("%.{p}g"), x);
+                let ours = format_g(x, p);
+                if ours != c && bad.len() < 10 {
+                    bad.push(format!("{x:e} %.{p}g: ours {ours}, C {c}"));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{bad:#?}");
+        for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(format_g(x, 7), snprintf_f64("%.7g", x));
+        }
+        assert_eq!(format_g(1.0 / 3.0, 20), snprintf_f64("%.20g", 1.0 / 3.0));
     }
 
     #[test]
