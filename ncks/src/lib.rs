@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
-use nco_core::cfmt::{unescape, CFormat};
+use nco_core::cfmt::{unescape_noting, CFormat};
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::extract::{self, RecordChange};
@@ -223,15 +223,26 @@ fn print_file(
     groups::refuse_subgroups("ncks printing", input, ds.meta())?;
     let explicit = cli.print_data || cli.print_var_meta || cli.print_global_meta || cli.print_all;
     let all = !explicit;
+    // `-s` prints in the traditional style unless --cdl or --json asks otherwise: NCO
+    // 5.1.4 does (`ncks -H -C -s '%f' -v v f.nc` prints `3.141590`, the shell idiom
+    // `x=$(ncks ...)`), and mixes its CDL or JSON with the formatted values when one
+    // of them is given; ours then formats the values inside the CDL or JSON.
     let style = if cli.json {
         Style::Json
-    } else if cli.traditional {
+    } else if cli.traditional || (cli.string_format.is_some() && !cli.cdl) {
         Style::Trd
     } else {
         Style::Cdl
     };
     let format = match &cli.string_format {
-        Some(f) => Some(CFormat::parse(&unescape(f))?),
+        Some(f) => {
+            let mut notes = Vec::new();
+            let text = unescape_noting(f, &mut notes);
+            for n in notes {
+                eprintln!("ncks: {n}");
+            }
+            Some(CFormat::parse(&text)?)
+        }
         None => None,
     };
     let opts = PrintOptions {

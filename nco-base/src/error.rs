@@ -69,7 +69,23 @@ pub enum Error {
     Msg(String),
 }
 
+/// `text` on one line: its lines trimmed and joined by one blank, empty ones dropped
+/// (the operators' errors and warnings are one line each, whatever a library's message
+/// looks like).
+pub fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl Error {
+    /// The message on one line ([`one_line`]), as the operators print it.
+    pub fn one_line(&self) -> String {
+        one_line(&self.to_string())
+    }
+
     /// An [`Error::Msg`].
     pub fn msg(s: impl Into<String>) -> Error {
         Error::Msg(s.into())
@@ -139,6 +155,16 @@ pub fn try_room<T>(v: &mut Vec<T>, n: usize, var: &str) -> Result<()> {
 #[cfg(test)]
 mod room_tests {
     use super::*;
+
+    #[test]
+    fn messages_of_several_lines_print_as_one() {
+        let e = Error::msg("regex parse error:\n    fld(\n       ^\nerror: unclosed group\n");
+        assert_eq!(
+            e.one_line(),
+            "regex parse error: fld( ^ error: unclosed group"
+        );
+        assert_eq!(one_line("one line"), "one line");
+    }
 
     #[test]
     fn a_refused_allocation_is_an_error_naming_the_variable() {

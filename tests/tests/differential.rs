@@ -156,6 +156,28 @@ fn diff_print_string_format() {
     ]);
 }
 
+/// `-s` without `--trd` prints in the traditional style (issue 16 item 12): the
+/// everyday `x=$(ncks -H -C -s '%f' -v v f.nc)` gives the bare value, byte for byte
+/// as NCO 5.1.4 (`1.500000`, a newline, the blank line after the variable).
+#[test]
+fn diff_print_string_format_without_trd() {
+    same_print(&["-H", "-C", "-s", "%f", "-v", "sc_dbl"]);
+    same_print(&["-H", "-C", "-s", "%f\\n", "-v", "fld2"]);
+    same_print(&["-H", "-s", "%g\\t", "-v", "fld_rec3", "-d", "time,0,1"]);
+    // Without -H the header lines come first, as with --trd.
+    same_print(&["-C", "-s", "%.1f,", "-v", "fld_rec3", "-d", "time,0,1"]);
+    same_print(&["-m", "-C", "-s", "%g", "-v", "fld2"]);
+}
+
+/// `-s` escapes as NCO 5.1.4 translates them: `\a \b \f \n \r \t \v \\ \? \' \"`;
+/// any other (`\x`, `\0`, `\e`) is kept as it is (with a warning on stderr).
+#[test]
+fn diff_print_string_format_escapes() {
+    same_print(&["-H", "-C", "-s", r#"%g\a\b\f\r\t\v\\\?\'\"|"#, "-v", "fld2"]);
+    same_print(&["-H", "-C", "-s", r"[%5.2f]\x\0\e\n", "-v", "fld2"]);
+    same_print(&["-H", "-C", "-s", r"%f%%\\n\", "-v", "sc_dbl"]);
+}
+
 #[test]
 fn diff_print_no_blank_and_units() {
     same_print(&[

@@ -1106,3 +1106,85 @@ fn bad_option_values_are_refused_naming_the_option() {
         );
     }
 }
+
+/// Issue 16 item 12: `-s` alone selects the traditional style, so the shell idiom
+/// `x=$(ncks -H -C -s '%f' -v v f.nc)` gives the value (NCO 5.1.4 prints
+/// `1.500000`, then the blank line that ends a variable).
+#[test]
+fn string_format_prints_the_bare_value_without_trd() {
+    nco("ncks")
+        .args(["-H", "-C", "-s", "%f", "-v", "sc_dbl"])
+        .arg(fx())
+        .succeeds()
+        .stdout_is("1.500000\n\n");
+    nco("ncks")
+        .args(["-H", "-C", "-s", r"%g\t", "-v", "fld2"])
+        .arg(fx())
+        .succeeds()
+        .stdout_is("1.5\t2.5\t3.5\t4.5\t5.5\t6.5\t7.5\t8.5\t\n\n");
+}
+
+/// An escape C has no character for (`\x`) is printed as it is, with one WARNING
+/// line naming it (NCO 5.1.4 does the same, in its own words).
+#[test]
+fn string_format_unknown_escape_is_kept_with_one_warning() {
+    let r = nco("ncks")
+        .args(["-H", "-C", "-s", r"%.1f\x", "-v", "sc_dbl"])
+        .arg(fx())
+        .succeeds()
+        .stdout_is("1.5\\x\n\n")
+        .stderr_contains("WARNING")
+        .stderr_contains(r"\x");
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+/// Compatibility note: with `--cdl` the `-s` format formats the values inside valid
+/// CDL, and `--json` keeps JSON numbers (the format is not applied); NCO 5.1.4 prints
+/// its traditional header lines and the formatted values in the middle of the CDL or
+/// JSON text, which no parser reads.
+#[test]
+fn string_format_with_cdl_or_json_keeps_the_text_valid() {
+    if is_nco() {
+        return; // documented difference (README, Compatibility notes)
+    }
+    nco("ncks")
+        .args(["-H", "-C", "--cdl", "-s", "%.2f", "-v", "fld2"])
+        .arg(fx())
+        .succeeds()
+        .stdout_contains("fld2 = \n    1.50, 2.50, 3.50, 4.50, \n    5.50, 6.50, 7.50, 8.50 ;")
+        .stdout_lacks("size (RAM)");
+    nco("ncks")
+        .args(["-H", "-C", "--json", "-s", "%.2f", "-v", "fld2"])
+        .arg(fx())
+        .succeeds()
+        .stdout_contains(r#""data": [[1.5, 2.5, 3.5, 4.5], [5.5, 6.5, 7.5, 8.5]]"#)
+        .stdout_lacks("1.50");
+}
+
+/// Issue 16 item 15: a bad regular expression in `-v` (ncks, ncra) or in ncatted's
+/// variable names is one error line naming it (the regex crate draws the pattern
+/// over several lines; NCO 5.1.4 also prints one line).
+#[test]
+fn bad_regex_is_one_line() {
+    let s = Scratch::new();
+    nco("ncks")
+        .args(["-v", "fld("])
+        .arg(fx())
+        .run()
+        .clean_failure("fld(");
+    nco("ncra")
+        .args(["-v", "[fld"])
+        .arg(fx())
+        .arg(s.arg("ra.nc"))
+        .run()
+        .clean_failure("[fld");
+    let copy = s.copy_fixture("edit.nc");
+    let before = std::fs::read(&copy).expect("read the copy");
+    nco("ncatted")
+        .args(["-a", "units,fld(,d,,"])
+        .arg(&copy)
+        .run()
+        .clean_failure("fld(");
+    assert_same_bytes(std::path::Path::new(&copy), &before);
+    assert!(!s.path("ra.nc").exists(), "ncra wrote an output");
+}

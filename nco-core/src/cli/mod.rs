@@ -767,7 +767,8 @@ fn tune_allocator() {
 }
 
 /// Run an operator: collect argv, call `run`, print any error as one line
-/// `<prog>: ERROR <message>` and return exit status 1; print the `-D` rusage report.
+/// `<prog>: ERROR <message>` (a message of several lines joined, [`Error::one_line`])
+/// and return exit status 1; print the `-D` rusage report.
 pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitCode {
     let start = Instant::now();
     tune_allocator();
@@ -785,6 +786,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
+        let msg = crate::error::one_line(&msg);
         eprintln!("{name}: ERROR internal error (please report): {msg}{at}");
     }));
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -799,7 +801,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => exit_on_closed_pipe(),
         Err(e) => {
-            eprintln!("{prog}: ERROR {e}");
+            eprintln!("{prog}: ERROR {}", e.one_line());
             fail_exit()
         }
     }

@@ -373,7 +373,7 @@ impl AttEdit {
             )
         })?;
         let rx = |s: &str, what: &str| {
-            Regex::new(s).map_err(|e| {
+            groups::regex(s).map_err(|e| {
                 Error::option(
                     "-a",
                     format!("{arg}: bad regular expression for {what} {s}: {e}"),

@@ -36,31 +36,17 @@ pub struct CFormat {
     suffix: String,
 }
 
-/// Translate backslash escapes (`\n`, `\t`, `\\`, `\"`, `\'`) as NCO does for `-s`.
+/// Translate the C escapes of a `-s` format (ncks) or a `print` format (ncap2) as NCO
+/// does: the rule of attribute text ([`crate::rules::attedit::unescape`]): `\a \b \f
+/// \n \r \t \v \\ \? \' \"`; any other backslash is kept as it is, with a warning
+/// pushed on `notes`.
+pub fn unescape_noting(s: &str, notes: &mut Vec<String>) -> String {
+    String::from_utf8_lossy(&crate::rules::attedit::unescape(s, notes)).into_owned()
+}
+
+/// [`unescape_noting`] without the warnings.
 pub fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut it = s.chars();
-    while let Some(c) = it.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match it.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('\\') => out.push('\\'),
-            Some('"') => out.push('"'),
-            Some('\'') => out.push('\''),
-            Some(o) => {
-                out.push('\\');
-                out.push(o);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
+    unescape_noting(s, &mut Vec::new())
 }
 
 impl CFormat {
@@ -444,5 +430,10 @@ mod tests {
         assert!(CFormat::parse("%d %d").is_err());
         assert!(CFormat::parse("%").is_err());
         assert_eq!(unescape("a\\nb"), "a\nb");
+        // NCO's set (ncks -s checked against NCO 5.1.4); others are kept, with a note.
+        assert_eq!(unescape(r"\b\v\f\?\a\t\r"), "\x08\x0b\x0c?\x07\t\r");
+        let mut notes = Vec::new();
+        assert_eq!(unescape_noting(r"%g\x\0", &mut notes), r"%g\x\0");
+        assert_eq!(notes.len(), 2, "{notes:?}");
     }
 }

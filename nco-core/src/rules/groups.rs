@@ -64,6 +64,23 @@ pub enum Item {
     Regex(Regex, bool),
 }
 
+/// Compile the regular expression `s` (list items, ncatted names).
+///
+/// Errors: the reason on one line (`unclosed group`), without the regex crate's
+/// drawing of the pattern under it.
+pub fn regex(s: &str) -> std::result::Result<Regex, String> {
+    Regex::new(s).map_err(|e| {
+        let text = match e {
+            regex::Error::Syntax(text) => text,
+            other => other.to_string(),
+        };
+        text.lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .map_or_else(|| crate::error::one_line(&text), str::to_string)
+    })
+}
+
 impl Item {
     /// Compile `s` (the option name is for the error message).
     ///
@@ -76,7 +93,7 @@ impl Item {
             ));
         }
         if is_regex(s) {
-            let re = Regex::new(s)
+            let re = regex(s)
                 .map_err(|e| Error::option(opt, format!("bad regular expression {s}: {e}")))?;
             Ok(Item::Regex(re, s.contains('/')))
         } else {
@@ -225,6 +242,13 @@ impl Gpe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regex_errors_are_the_reason_on_one_line() {
+        assert_eq!(regex("fld(").unwrap_err(), "unclosed group");
+        assert_eq!(regex("[a").unwrap_err(), "unclosed character class");
+        assert!(regex("^fld.*$").is_ok());
+    }
 
     #[test]
     fn items_name_short_names_and_path_suffixes() {
