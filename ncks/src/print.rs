@@ -102,8 +102,8 @@ pub fn print(
     }
 }
 
-/// A value of element `i` for formatting.
-fn arg(v: &Values, i: usize) -> Arg<'static> {
+/// A value of element `i` for formatting (a string element as text, for `%s`).
+fn arg(v: &Values, i: usize) -> Arg<'_> {
     match v {
         Values::Byte(x) => Arg::Int(i64::from(x[i])),
         Values::Short(x) => Arg::Int(i64::from(x[i])),
@@ -116,7 +116,7 @@ fn arg(v: &Values, i: usize) -> Arg<'static> {
         Values::Float(x) => Arg::Float(f64::from(x[i])),
         Values::Double(x) => Arg::Float(x[i]),
         Values::Char(x) => Arg::Int(i64::from(x[i])),
-        Values::Str(_) => Arg::Int(0),
+        Values::Str(x) => Arg::Str(&x[i]),
     }
 }
 

@@ -166,3 +166,12 @@ fn traditional_char_rows_and_strings_as_nco() {
         &path(strings_fixture()),
     );
 }
+
+#[test]
+fn traditional_string_values_with_a_format_as_nco() {
+    // `-s '%s'` formats each element of a string variable (we printed `0` for each).
+    same_print(
+        &["--trd", "-H", "-C", "-s", "[%s]\\n", "-v", "label"],
+        &path(strings_fixture()),
+    );
+}
