@@ -858,27 +858,118 @@ fn json_nest(lens: &[usize], base: usize, leaf: &dyn Fn(usize) -> String) -> Str
     format!("[{}]", items.join(", "))
 }
 
-/// JSON data of a variable of shape `lens`. A char variable is text along its last
-/// dimension: one string (up to its first NUL) per row, nested over the other
-/// dimensions (NCO 5.1.4: `["ab", "cdef"]` for a 2-D char array, one string for 0-D
-/// and 1-D ones).
-fn json_data(vals: &Values, fill: &Option<Values>, lens: &[usize]) -> String {
-    match vals {
-        Values::Char(c) => {
-            let (outer, row) = match lens.split_last() {
-                Some((&row, outer)) => (outer, row),
-                None => (lens, c.len()),
-            };
-            let text = |r: usize| {
-                let bytes = c.get(r * row..(r + 1) * row).unwrap_or_default();
-                json_string(&Values::Char(bytes.to_vec()).as_text().unwrap_or_default())
-            };
-            json_nest(outer, 0, &text)
+/// Writes nested JSON arrays of shape `lens` (row-major) one leaf at a time, so a
+/// variable's data can be printed block by block: the text is that of
+/// [`json_nest`] (`[[a, b], [c, d]]`).
+struct JsonNest {
+    /// Per dimension `d`, the leaves in one array at that depth (`lens[d..]`).
+    strides: Vec<usize>,
+    /// Leaves written so far.
+    done: usize,
+}
+
+impl JsonNest {
+    fn new(lens: &[usize]) -> JsonNest {
+        let strides = (0..lens.len())
+            .map(|d| lens[d..].iter().product())
+            .collect();
+        JsonNest { strides, done: 0 }
+    }
+
+    /// Write the brackets and separator before the next leaf.
+    fn before_leaf(&mut self, out: &mut dyn Write) -> Result<()> {
+        let i = self.done;
+        // How many innermost arrays this leaf opens (all of them at the first).
+        let opens = self
+            .strides
+            .iter()
+            .rev()
+            .take_while(|&&s| i % s == 0)
+            .count();
+        if i > 0 {
+            for _ in 0..opens {
+                out.write_all(b"]").map_err(io)?;
+            }
+            out.write_all(b", ").map_err(io)?;
         }
-        _ => json_nest(lens, 0, &|i| json_value(vals, i, fill)),
+        for _ in 0..opens {
+            out.write_all(b"[").map_err(io)?;
+        }
+        self.done += 1;
+        Ok(())
+    }
+
+    /// Close the arrays after the last leaf.
+    fn finish(&self, out: &mut dyn Write) -> Result<()> {
+        for _ in 0..self.strides.len() {
+            out.write_all(b"]").map_err(io)?;
+        }
+        Ok(())
     }
 }
 
+/// Write the JSON data of variable `v` of `ds` (the hyperslab `idx`), read and printed
+/// in blocks ([`for_each_block`]). A char variable is text along its last dimension:
+/// one string (up to its first NUL) per row, nested over the other dimensions
+/// (NCO 5.1.4: `["ab", "cdef"]` for a 2-D char array, one string for 0-D and 1-D ones).
+fn write_json_data(
+    ds: &Dataset,
+    v: usize,
+    idx: &[Vec<usize>],
+    fill: &Option<Values>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
+    let is_char = ds.meta().vars[v].ty == NcType::Char;
+    if lens.contains(&0) || (is_char && lens.len() < 2) {
+        // Nothing to stream (an empty array, or one string).
+        let vals = ds.read(v, idx)?;
+        let text = match &vals {
+            Values::Char(c) => {
+                let (outer, row) = match lens.split_last() {
+                    Some((&row, outer)) => (outer, row),
+                    None => (&lens[..], c.len()),
+                };
+                let text = |r: usize| {
+                    let bytes = c.get(r * row..(r + 1) * row).unwrap_or_default();
+                    json_string(&Values::Char(bytes.to_vec()).as_text().unwrap_or_default())
+                };
+                json_nest(outer, 0, &text)
+            }
+            _ => json_nest(&lens, 0, &|i| json_value(&vals, i, fill)),
+        };
+        return out.write_all(text.as_bytes()).map_err(io);
+    }
+    let (shape, row) = if is_char {
+        (&lens[..lens.len() - 1], lens[lens.len() - 1])
+    } else {
+        (&lens[..], 1)
+    };
+    let mut nest = JsonNest::new(shape);
+    for_each_block(ds, v, idx, |vals| {
+        match vals {
+            Values::Char(c) => {
+                for bytes in c.chunks(row) {
+                    nest.before_leaf(out)?;
+                    let t = Values::Char(bytes.to_vec()).as_text().unwrap_or_default();
+                    out.write_all(json_string(&t).as_bytes()).map_err(io)?;
+                }
+            }
+            _ => {
+                for i in 0..vals.len() {
+                    nest.before_leaf(out)?;
+                    out.write_all(json_value(vals, i, fill).as_bytes())
+                        .map_err(io)?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    nest.finish(out)
+}
+
+/// Print in NCO's JSON style: the metadata as text, each variable's data written in
+/// blocks as it is read (memory does not grow with the variable).
 fn print_json(
     ds: &Dataset,
     vars: &[usize],
@@ -887,18 +978,26 @@ fn print_json(
     out: &mut dyn Write,
 ) -> Result<()> {
     let m = ds.meta();
-    let mut parts: Vec<String> = Vec::new();
     let mut file_order = used_dims(m, vars);
     file_order.sort_unstable();
     let dims: Vec<String> = file_order
         .iter()
         .map(|&d| format!("    {}: {}", json_string(&m.dims[d].name), sel.len(m, d)))
         .collect();
+    // Sections separated by ",\n" inside the outer braces.
+    let mut sections = 0;
+    let mut section = |out: &mut dyn Write, text: &str| -> Result<()> {
+        let sep = if sections == 0 { "{\n" } else { ",\n" };
+        sections += 1;
+        write!(out, "{sep}{text}").map_err(io)
+    };
     if !dims.is_empty() {
-        parts.push(format!("  \"dimensions\": {{\n{}\n  }}", dims.join(",\n")));
+        section(
+            out,
+            &format!("  \"dimensions\": {{\n{}\n  }}", dims.join(",\n")),
+        )?;
     }
-    let mut vs = Vec::new();
-    for &v in vars {
+    for (k, &v) in vars.iter().enumerate() {
         let var = &m.vars[v];
         let mut fields = Vec::new();
         if !var.dims.is_empty() {
@@ -921,21 +1020,20 @@ fn print_json(
                 a.join(",\n")
             ));
         }
-        if o.data {
-            let idx = sel.for_var(m, v);
-            let vals = ds.read(v, &idx)?;
-            let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
-            let data = json_data(&vals, &fill_of(var), &lens);
-            fields.push(format!("      \"data\": {data}"));
+        let head = format!("    {}: {{\n{}", json_string(&var.name), fields.join(",\n"));
+        if k == 0 {
+            section(out, &format!("  \"variables\": {{\n{head}"))?;
+        } else {
+            write!(out, ",\n{head}").map_err(io)?;
         }
-        vs.push(format!(
-            "    {}: {{\n{}\n    }}",
-            json_string(&var.name),
-            fields.join(",\n")
-        ));
+        if o.data {
+            write!(out, ",\n      \"data\": ").map_err(io)?;
+            write_json_data(ds, v, &sel.for_var(m, v), &fill_of(var), out)?;
+        }
+        write!(out, "\n    }}").map_err(io)?;
     }
-    if !vs.is_empty() {
-        parts.push(format!("  \"variables\": {{\n{}\n  }}", vs.join(",\n")));
+    if !vars.is_empty() {
+        write!(out, "\n  }}").map_err(io)?;
     }
     if o.global_meta && !m.attrs.is_empty() {
         let a: Vec<String> = m
@@ -943,9 +1041,15 @@ fn print_json(
             .iter()
             .map(|a| format!("    {}: {}", json_string(&a.name), json_attr(&a.value)))
             .collect();
-        parts.push(format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")));
+        section(
+            out,
+            &format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")),
+        )?;
     }
-    writeln!(out, "{{\n{}\n}}", parts.join(",\n")).map_err(io)
+    if sections == 0 {
+        writeln!(out, "{{").map_err(io)?;
+    }
+    writeln!(out, "\n}}").map_err(io)
 }
 
 #[cfg(test)]

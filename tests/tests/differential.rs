@@ -67,11 +67,22 @@ fn large_print_input(s: &Scratch) -> String {
 #[test]
 fn diff_print_variables_larger_than_a_print_block() {
     // Printing reads a variable in blocks along its first dimension; the text across
-    // block boundaries must be NCO's, byte for byte, in each style.
+    // block boundaries must be NCO's, byte for byte, in each style (CDL, JSON, traditional).
     let s = Scratch::new();
     let nc = large_print_input(&s);
     for args in [
         &["-C", "-v", "v,w,c"][..],
+        &["--json", "-C", "-v", "v,w,c"][..],
+        &[
+            "--json",
+            "-C",
+            "-v",
+            "v",
+            "-d",
+            "time,590,610",
+            "-d",
+            "x,0,,7",
+        ][..],
         &["-H", "-C", "-v", "w"][..],
         &["--trd", "-H", "-C", "-v", "w"][..],
         &[

@@ -455,6 +455,7 @@ fn closed_pipe_ends_printing_as_in_nco() {
         &["-H"][..],
         &["-H", "--trd"][..],
         &["-H", "-s", "%g\\n"][..],
+        &["--json"][..],
     ] {
         let mut child = spawn("ncks", &[style, &["-C", "-v", "z_big", &input]].concat());
         let stdout = child.stdout.take().expect("stdout");
