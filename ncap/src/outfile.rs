@@ -37,7 +37,7 @@ enum Source {
 /// through a temporary file committed at the end ([`Output`]); a streamed script
 /// (`stream`) computes and writes its blocks now.
 ///
-/// Errors: a type the format cannot store, a text variable to pad, those of the
+/// Errors: an NC_STRING variable in a netCDF3 format, a text variable to pad, those of the
 /// streamed evaluation, and every I/O error (nothing is left at the output then).
 pub fn write(
     opts: &Options,
@@ -167,9 +167,8 @@ fn variables(ctx: &Ctx<'_>, opts: &Options) -> Vec<(String, Source)> {
 
 /// The output's metadata: the global attributes, the dimensions (first in order of use,
 /// then, without `-v`, the input's and `defdim`'s others, then any an output variable
-/// still needs), the variables of `plan`, and their storage.
-///
-/// Errors: a variable type `format` cannot store.
+/// still needs), the variables of `plan`, and their storage. Types `format` cannot
+/// hold are converted when the output is created (`nco_core::rules::formats`).
 fn define(
     ctx: &Ctx<'_>,
     plan: &[(String, Source)],
@@ -229,15 +228,6 @@ fn define(
                 input.vars[*id].storage.clone(),
             ),
         };
-        if !format.supports(ty) {
-            return Err(Error::var(
-                name,
-                format!(
-                    "type {ty} cannot be stored in a {} file (write netCDF-4 with -4 or CDF-5 with -5)",
-                    format.kind_name()
-                ),
-            ));
-        }
         out.vars.push(Var {
             name: name.clone(),
             ty,

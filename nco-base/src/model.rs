@@ -62,23 +62,6 @@ impl Format {
             Format::Netcdf4 => true,
         }
     }
-
-    /// The type a value of type `ty` is stored as in this format: `ty` itself when the
-    /// format holds it, else the nearest type it holds, as NCO 5.1.4's ncks converts
-    /// (`nco_typ_nc4_nc3`): NC_UBYTE to NC_SHORT; NC_USHORT, NC_UINT, NC_INT64 and
-    /// NC_UINT64 to NC_INT; NC_STRING to NC_CHAR (which only an attribute can use:
-    /// its first string).
-    pub fn storable(self, ty: NcType) -> NcType {
-        if self.supports(ty) {
-            return ty;
-        }
-        match ty {
-            NcType::UByte => NcType::Short,
-            NcType::Str => NcType::Char,
-            NcType::UShort | NcType::UInt | NcType::Int64 | NcType::UInt64 => NcType::Int,
-            t => t,
-        }
-    }
 }
 
 /// A dimension: name, current length, whether it is unlimited (a record dimension),

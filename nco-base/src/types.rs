@@ -226,6 +226,11 @@ pub trait NcNum:
     /// Wrapping conversion from i64, as C integer assignment truncates (used where NCO
     /// wraps, e.g. `ncwa -y ttl` on NC_SHORT).
     fn from_i64_wrapping(x: i64) -> Self;
+    /// The value's two's-complement bits as i64, as C's cast to a 64-bit integer keeps
+    /// them (an NC_UINT64 beyond i64's range becomes negative; floats saturate). With
+    /// [`NcNum::from_i64_wrapping`] it gives C's integer assignment between any two
+    /// integer types (keeping the low bits).
+    fn to_i64_wrapping(self) -> i64;
 }
 
 /// Round to the nearest integer, ties to even (C's `rint`/`lrint` in the default
@@ -313,6 +318,8 @@ macro_rules! impl_nc_num {
             }
             #[inline]
             fn from_i64_wrapping(x: i64) -> Self { x as $t }
+            #[inline]
+            fn to_i64_wrapping(self) -> i64 { self as i64 }
         }
     )*};
 }

@@ -567,89 +567,13 @@ enum Writer {
     Nc4(H5Writer, LibWriter),
 }
 
-/// `meta` made storable in its format: for netCDF3 formats, netCDF3's rule on record
-/// dimensions (netCDF classic format specification: one unlimited dimension, the first
-/// of every variable using it): unlimited dimensions after the first become fixed at
-/// their current length, as NCO 5.1.4 writes them (a netCDF-4 input may have several);
-/// for every format, variables and attributes of types it cannot hold get the nearest
-/// type it can ([`crate::model::Format::storable`]: NC_UBYTE as NC_SHORT, the other
-/// unsigned and 64-bit integers as NC_INT, as NCO's ncks converts), a string attribute
-/// its first string as text, and a `_FillValue` the type of its variable.
-///
-/// Errors: a variable with the record dimension other than first; an NC_STRING
-/// variable in a format without strings (both named, with the remedies).
-fn for_format(meta: &Meta) -> Result<Meta> {
-    let mut m = meta.clone();
-    let format = m.format;
-    if format.is_classic_family() {
-        if let Some(rec) = m.record_dim() {
-            for d in m.dims.iter_mut().skip(rec + 1) {
-                d.unlimited = false;
-            }
-            if let Some(v) = m
-                .vars
-                .iter()
-                .find(|v| v.dims.iter().skip(1).any(|&d| d == rec))
-            {
-                return Err(Error::var(
-                    &v.name,
-                    format!(
-                        "has the record dimension {} after its first dimension, which netCDF3 \
-                         formats cannot store (write netCDF-4 with -4, or put it first with \
-                         ncpdq -a)",
-                        m.dims[rec].name
-                    ),
-                ));
-            }
-        }
-    }
-    let fix_attrs = |attrs: &mut Vec<crate::model::Attr>| {
-        for a in attrs.iter_mut() {
-            let ty = a.value.nc_type();
-            if format.supports(ty) {
-                continue;
-            }
-            a.value = match &a.value {
-                Values::Str(s) => Values::Char(s.first().cloned().unwrap_or_default().into_bytes()),
-                v => v.convert(format.storable(ty)).unwrap_or_else(|| v.clone()),
-            };
-        }
-    };
-    for i in 0..m.vars.len() {
-        let ty = m.vars[i].ty;
-        if !format.supports(ty) {
-            if ty == crate::types::NcType::Str {
-                return Err(Error::var(
-                    &m.var_path(i),
-                    format!(
-                        "is an NC_STRING variable, which a {} file cannot store (strings \
-                         need netCDF-4: write with -4, or leave it out with -x -v)",
-                        format.kind_name()
-                    ),
-                ));
-            }
-            m.vars[i].ty = format.storable(ty);
-        }
-        let ty = m.vars[i].ty;
-        let v = &mut m.vars[i];
-        fix_attrs(&mut v.attrs);
-        if let Some(f) = v.attrs.iter_mut().find(|a| a.name == "_FillValue") {
-            if f.value.nc_type() != ty {
-                if let Some(c) = f.value.convert(ty) {
-                    f.value = c;
-                }
-            }
-        }
-    }
-    fix_attrs(&mut m.attrs);
-    for g in &mut m.groups {
-        fix_attrs(&mut g.attrs);
-    }
-    Ok(m)
-}
-
 /// Fail when a value of `values` lies outside the range of `ty` (integer types).
-fn check_range(name: &str, values: &Values, ty: crate::types::NcType) -> Result<()> {
+fn check_range(
+    name: &str,
+    values: &Values,
+    ty: crate::types::NcType,
+    format: crate::model::Format,
+) -> Result<()> {
     use crate::types::NcNum;
     let Some(x) = values.to_f64_vec() else {
         return Ok(());
@@ -662,8 +586,10 @@ fn check_range(name: &str, values: &Values, ty: crate::types::NcType) -> Result<
         Some(v) => Err(Error::var(
             name,
             format!(
-                "value {v} is not representable as {ty}, the type this output format stores                  a {} as (write netCDF-4 with -4, or convert it with ncap2 first)",
-                values.nc_type()
+                "value {v} ({}) does not fit {ty}, the type a {} file stores it as \
+                 (NCO 5.1.4 fails too: write netCDF-4 with -4, or convert it with ncap2 first)",
+                values.nc_type(),
+                format.kind_name()
             ),
         )),
         None => Ok(()),
@@ -674,9 +600,6 @@ fn check_range(name: &str, values: &Values, ty: crate::types::NcType) -> Result<
 pub struct OutFile {
     writer: Writer,
     meta: Meta,
-    /// Per variable: true when the format made it store a type narrower than the one
-    /// planned ([`for_format`]); its values must then fit the stored type.
-    demoted: Vec<bool>,
 }
 
 impl OutFile {
@@ -685,6 +608,9 @@ impl OutFile {
     /// spare header bytes); netCDF-4 formats have their definitions made by libnetcdf
     /// and their chunked data written by our engine ([`crate::h5::H5Writer`];
     /// libnetcdf writes everything when `config` forces it for reading or writing).
+    /// `meta` must be storable in its format (the operators make it so with
+    /// `nco_core::rules::formats::storable`); the writers refuse a type the format
+    /// cannot hold.
     pub fn create(path: impl AsRef<Path>, meta: &Meta, hdr_pad: u64) -> Result<OutFile> {
         Self::create_with(path.as_ref(), meta, hdr_pad, &io_config())
     }
@@ -697,14 +623,6 @@ impl OutFile {
         hdr_pad: u64,
         config: &IoConfig,
     ) -> Result<OutFile> {
-        let fixed = for_format(meta)?;
-        let demoted = meta
-            .vars
-            .iter()
-            .zip(&fixed.vars)
-            .map(|(a, b)| a.ty != b.ty)
-            .collect();
-        let meta = &fixed;
         let writer = if meta.format.is_classic_family() && !config.lib_write {
             Writer::Classic(classic::Writer::create(path, meta, hdr_pad)?)
         } else if meta.format.is_netcdf4() && !config.lib_write && !config.force_libnetcdf {
@@ -717,7 +635,6 @@ impl OutFile {
         Ok(OutFile {
             writer,
             meta: meta.clone(),
-            demoted,
         })
     }
 
@@ -744,8 +661,10 @@ impl OutFile {
     pub fn write_at(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
         let want = self.meta.vars[var].ty;
         if values.nc_type() != want {
-            if self.demoted.get(var).copied().unwrap_or(false) {
-                check_range(&self.meta.vars[var].name, values, want)?;
+            // Values of a type the format cannot hold were planned for a variable the
+            // format made narrower (nco_core::rules::formats): they must fit.
+            if !self.meta.format.supports(values.nc_type()) {
+                check_range(&self.meta.vars[var].name, values, want, self.meta.format)?;
             }
             let conv = values.convert(want).ok_or_else(|| {
                 Error::var(
@@ -854,47 +773,6 @@ mod tests {
             });
         }
         m
-    }
-
-    #[test]
-    fn netcdf3_outputs_keep_one_record_dimension_first() {
-        use crate::model::{Dim, Format, Var};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("u.nc");
-        let path = path.as_path();
-        // Two unlimited dimensions (a netCDF-4 input): the second becomes fixed.
-        let mut m = piece_meta(Format::Offset64);
-        m.dims.push(Dim {
-            name: "r".into(),
-            len: 2,
-            unlimited: true,
-            group: 0,
-        });
-        m.vars.push(Var {
-            name: "z".into(),
-            ty: crate::types::NcType::Double,
-            dims: vec![3],
-            attrs: Vec::new(),
-            storage: Default::default(),
-            group: 0,
-        });
-        let mut of = OutFile::create(path, &m, 0).unwrap();
-        of.write(2, 0, &Values::Double(vec![4.0, 5.0])).unwrap();
-        of.write(0, 0, &Values::Double(vec![1.0; 24])).unwrap();
-        of.finish().unwrap();
-        let ds = Dataset::open(path).unwrap();
-        let (t, r) = (&ds.meta().dims[0], &ds.meta().dims[3]);
-        assert!(t.unlimited && t.len == 2);
-        assert!(!r.unlimited && r.len == 2);
-        assert_eq!(ds.read_all(2).unwrap(), Values::Double(vec![4.0, 5.0]));
-        // The record dimension after the first: refused, naming the variable.
-        let mut m = piece_meta(Format::Classic);
-        m.vars[1].dims = vec![1, 0];
-        let e = OutFile::create(path, &m, 0).err().unwrap().to_string();
-        assert!(
-            e.contains("f") && e.contains("record dimension time"),
-            "{e}"
-        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod groups;
 mod harness;
 mod install;
 mod limits;
+mod nc3types;
 mod nc4engine;
 mod ncap;
 mod ncap_corpus;

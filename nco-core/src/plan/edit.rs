@@ -151,7 +151,11 @@ impl Editable {
             }
             Source::Other(ds) => {
                 let tmp = TempOutput::new(&dest, prog)?;
-                let mut of = OutFile::create(tmp.path(), &edit.meta, hdr_pad)?;
+                let (meta, notes) = crate::rules::formats::storable(&edit.meta)?;
+                for n in notes {
+                    eprintln!("{prog}: WARNING {n}");
+                }
+                let mut of = OutFile::create(tmp.path(), &meta, hdr_pad)?;
                 for v in 0..edit.meta.vars.len() {
                     let reps: Vec<&Replace> = edit.replace.iter().filter(|r| r.var == v).collect();
                     if reps.is_empty() {

@@ -223,6 +223,12 @@ impl Output {
         if let Some(h) = appended_history {
             target.provenance.stamp_appended(&mut meta, h.as_deref());
         }
+        // Made storable in the output format once, for every operator (NCO's ncks
+        // conversions of the netCDF-4 types into netCDF3 files).
+        let (meta, notes) = crate::rules::formats::storable(&meta)?;
+        for n in notes {
+            eprintln!("{}: WARNING {n}", target.prog);
+        }
         let mut file = OutFile::create(tmp.path(), &meta, target.hdr_pad)?;
         if let Some(m) = &merged {
             // Old records past the new ones stay (see extract::kept_records).

@@ -8,6 +8,7 @@ pub mod cell_methods;
 pub mod cfmt;
 pub mod chunking;
 pub mod fill;
+pub mod formats;
 pub mod groups;
 pub mod hyperslab;
 pub mod mask;
