@@ -253,6 +253,10 @@ pub struct Dataset {
     reader: Reader,
     /// Selections read ahead by [`Dataset::prefetch`] for [`Dataset::read`].
     ahead: ReadAhead,
+    /// A classic file read through libnetcdf: its header as our parser reads it, so a
+    /// variable past the end of a truncated file is refused as by our reader
+    /// ([`classic::header::Header::check_inside`]; libnetcdf reads zeros there).
+    classic_header: Option<Box<classic::header::Header>>,
 }
 
 /// One index list per dimension of `var`, selecting everything.
@@ -276,6 +280,7 @@ impl Dataset {
     /// [`Dataset::open`].
     pub fn open_with(path: &Path, config: &IoConfig) -> Result<Dataset> {
         let name = path.display().to_string();
+        let mut checked = None;
         if !is_url(path) {
             let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if md.is_dir() {
@@ -306,13 +311,20 @@ impl Dataset {
             }
             if classic {
                 // Validate with our parser first: libnetcdf accepts some truncated files.
-                classic::Reader::open(path, true)?;
+                checked = Some(Box::new(
+                    classic::Reader::open(path, true)?.header().clone(),
+                ));
             }
             if hdf {
                 crate::h5::check_not_truncated(path)?;
             }
         }
         let r = LibReader::open(path)?;
+        if checked.is_some() {
+            let mut ds = Dataset::with_reader(path, Reader::Lib(r));
+            ds.classic_header = checked;
+            return Ok(ds);
+        }
         if !is_url(path) && !config.force_libnetcdf && r.meta().format.is_netcdf4() {
             // A file libnetcdf opens but the engine's parser does not stays with
             // libnetcdf.
@@ -331,6 +343,7 @@ impl Dataset {
             path: path.to_path_buf(),
             reader,
             ahead: ReadAhead::default(),
+            classic_header: None,
         }
     }
 
@@ -355,7 +368,12 @@ impl Dataset {
         }
         match &self.reader {
             Reader::Classic(r) => r.read(var, sel),
-            Reader::Lib(r) => r.read(var, sel),
+            Reader::Lib(r) => {
+                if let Some(h) = &self.classic_header {
+                    h.check_inside(var, &self.path.display().to_string())?;
+                }
+                r.read(var, sel)
+            }
             Reader::Nc4(lib, h5) => match h5.read(lib.meta(), var, sel)? {
                 Some(v) => Ok(v),
                 None => lib.read(var, sel).map_err(|e| self.explained(var, e)),

@@ -6,7 +6,8 @@
 //! confirmed with NCO 5.1.4 (`NCO_RS_BIN_DIR=/usr/bin cargo test`).
 
 use nco_tests::{
-    assert_same_bytes, fx, header_count, is_nco, is_root, ncdump, nco, tool, value, Scratch,
+    assert_same_bytes, fx, header_count, is_nco, is_root, ncdump, nco, reference, tool, value,
+    Scratch,
 };
 
 /// `ncks ARGS fixture out` in a fresh scratch folder; returns (scratch, out path).
@@ -829,6 +830,87 @@ fn bad_truncated_netcdf() {
         .args(["-H", "-v", "PS", &f])
         .run()
         .clean_failure("short.nc");
+}
+
+#[test]
+fn truncated_file_with_an_intact_header_gives_what_it_holds() {
+    // A copy cut short (400 000 of 800 296 bytes): the header and `a` are inside the
+    // file, `b` half of it, `c` and the records of `r` past its end. As NCO 5.1.4, -m
+    // prints the header and `a` is extracted; reading `b`, `c` or `r` is an error naming
+    // the variable, with no output (NCO reads zeros there and exits 0: README note).
+    let s = Scratch::new();
+    let cdl = s.path("t.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf t { dimensions: x = 4 ; time = UNLIMITED ; big = 100000 ; \
+         variables: int a(x) ; double b(big) ; int c(x) ; float r(time, x) ; \
+         data: a = 1, 2, 3, 4 ; c = 5, 6, 7, 8 ; r = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ; }",
+    )
+    .expect("write CDL");
+    let f = s.arg("cut.nc");
+    tool("ncgen").args(["-o", &f]).arg(&cdl).succeeds();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .and_then(|h| h.set_len(400_000))
+        .expect("truncate");
+    // Our reader, and libnetcdf (which NCO's ncks does not have an option for).
+    let readers: &[&[&str]] = if is_nco() {
+        &[&[]]
+    } else {
+        &[&[], &["--no-mmap"]]
+    };
+    for &reader in readers {
+        let header = nco("ncks").args(reader).args(["-m", &f]).succeeds();
+        let theirs = reference("ncks").args(["-m", &f]).succeeds();
+        assert_eq!(header.stdout, theirs.stdout, "ncks -m {reader:?}");
+        assert!(
+            header.stdout.contains("float r(time,x)"),
+            "{}",
+            header.stdout
+        );
+        let a = nco("ncks")
+            .args(reader)
+            .args(["--trd", "-H", "-C", "-v", "a", &f])
+            .succeeds();
+        assert_eq!(
+            a.stdout,
+            reference("ncks")
+                .args(["--trd", "-H", "-C", "-v", "a", &f])
+                .succeeds()
+                .stdout
+        );
+        assert!(a.stdout.contains("a[3]=4"), "{}", a.stdout);
+        let out = s.arg("a.nc");
+        nco("ncks")
+            .args(reader)
+            .args(["-O", "-v", "a", &f, &out])
+            .succeeds();
+        assert_eq!(value(&out, "a", "%d,", &[]), "1,2,3,4,");
+        std::fs::remove_file(&out).expect("remove");
+        for v in ["b", "c", "r"] {
+            let out = s.arg("o.nc");
+            let r = nco("ncks")
+                .args(reader)
+                .args(["-O", "-v", v, &f, &out])
+                .run();
+            if is_nco() {
+                // NCO reads the missing bytes as zeros and succeeds.
+                assert_eq!(r.code, Some(0), "{}", r.stderr);
+                std::fs::remove_file(&out).expect("remove");
+                continue;
+            }
+            r.clean_failure(&format!(
+                "cut.nc: variable {v} lies past the end of the file"
+            ));
+            assert_eq!(s.files(), ["cut.nc", "t.cdl"], "-v {v} {reader:?}");
+            nco("ncks")
+                .args(reader)
+                .args(["-H", "-v", v, &f])
+                .run()
+                .clean_failure(&format!("variable {v} lies past the end"));
+        }
+    }
 }
 
 #[test]

@@ -48,6 +48,50 @@ pub struct Header {
     pub header_len: u64,
     /// Number of records recorded in (or computed for) the file.
     pub numrecs: u64,
+    /// Length of the file the header was read from, in bytes (`u64::MAX` for a header
+    /// planned for writing). Variables whose data end past it cannot be read
+    /// ([`Header::check_inside`]).
+    pub file_len: u64,
+}
+
+impl Header {
+    /// The byte after the last of variable `var`'s data (0 for a record variable of a
+    /// file without records); `u64::MAX` when that overflows.
+    pub fn data_end(&self, var: usize) -> u64 {
+        let l = &self.layout[var];
+        if !l.record {
+            return l.begin.saturating_add(l.bytes);
+        }
+        if self.numrecs == 0 {
+            // No records, no data: a record variable's offset may lie past the end of
+            // a file with no records (ncgen writes them so).
+            return 0;
+        }
+        (self.numrecs - 1)
+            .checked_mul(self.recsize)
+            .and_then(|x| x.checked_add(l.begin))
+            .and_then(|x| x.checked_add(l.bytes))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Fail when variable `var`'s data do not all lie inside the file: a file cut short
+    /// (a copy or download that stopped) whose header is intact is still read, its
+    /// header printed and the variables inside it extracted, but reading one past the
+    /// end is this error naming it (NCO 5.1.4 reads zeros there and succeeds).
+    pub fn check_inside(&self, var: usize, path: &str) -> Result<()> {
+        let end = self.data_end(var);
+        if end <= self.file_len {
+            return Ok(());
+        }
+        Err(Error::Format {
+            path: path.to_string(),
+            reason: format!(
+                "variable {} lies past the end of the file (its data end at byte {end}, the \
+                 file has {} bytes): the file is truncated",
+                self.meta.vars[var].name, self.file_len
+            ),
+        })
+    }
 }
 
 fn version(format: Format) -> u8 {
@@ -173,7 +217,8 @@ pub fn encode_be(v: &Values, out: &mut Vec<u8>) {
 ///
 /// Errors ([`Error::Format`], naming `path`): wrong magic or version byte, truncated
 /// header, bad list tags, absurd counts, unknown types, dimension ids out of range,
-/// sizes that overflow, or data that would lie past the end of the file.
+/// sizes that overflow, or a variable starting inside the header. Data past the end of
+/// the file (a truncated file) is refused when read ([`Header::check_inside`]).
 pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
     if buf.len() < 4 || &buf[..3] != b"CDF" {
         return Err(Error::Format {
@@ -299,32 +344,22 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
             }
         }
     }
-    for (v, l) in meta.vars.iter().zip(&layout) {
-        let end = if l.record {
-            if numrecs == 0 {
-                // No records, no data: a record variable's offset may lie past the end
-                // of a file with no records (ncgen writes them so).
-                0
-            } else {
-                (numrecs - 1)
-                    .checked_mul(recsize)
-                    .and_then(|x| x.checked_add(l.begin))
-                    .and_then(|x| x.checked_add(l.bytes))
-                    .unwrap_or(u64::MAX)
-            }
-        } else {
-            l.begin.saturating_add(l.bytes)
-        };
-        if end > file_len || l.begin < header_len {
-            return Err(Error::Format {
-                path: path.to_string(),
-                reason: format!(
-                    "variable {} lies outside the file (data ends at byte {end}, file has \
-                     {file_len}): the file is truncated or its header is corrupt",
-                    v.name
-                ),
-            });
-        }
+    // A variable starting inside the header means a corrupt header; data past the end
+    // of the file (a truncated file) is refused only when read (Header::check_inside).
+    if let Some(v) = meta
+        .vars
+        .iter()
+        .zip(&layout)
+        .find(|(_, l)| l.begin < header_len)
+    {
+        return Err(Error::Format {
+            path: path.to_string(),
+            reason: format!(
+                "variable {} starts at byte {}, inside the header ({header_len} bytes): the \
+                 header is corrupt",
+                v.0.name, v.1.begin
+            ),
+        });
     }
     Ok(Header {
         meta,
@@ -332,6 +367,7 @@ pub fn parse(buf: &[u8], file_len: u64, path: &str) -> Result<Header> {
         recsize,
         header_len,
         numrecs,
+        file_len,
     })
 }
 
@@ -492,6 +528,7 @@ pub fn plan(meta: &Meta, numrecs: u64, hdr_pad: u64, path: &str) -> Result<Heade
         recsize,
         header_len,
         numrecs,
+        file_len: u64::MAX,
     })
 }
 
@@ -561,8 +598,17 @@ mod tests {
         let h = plan(&m, 2, 0, "x.nc").unwrap();
         let begins: Vec<u64> = h.layout.iter().map(|l| l.begin).collect();
         let bytes = encode(&m, &begins, 2, &h.layout);
-        let e = parse(&bytes, bytes.len() as u64, "x.nc").unwrap_err();
-        assert!(e.to_string().contains("outside the file"), "{e}");
+        // Data past the end: the header is read, that variable's data refused.
+        let h = parse(&bytes, bytes.len() as u64, "x.nc").unwrap();
+        let past = (0..h.layout.len())
+            .find(|&v| h.data_end(v) > bytes.len() as u64)
+            .expect("a variable past the end");
+        let e = h.check_inside(past, "x.nc").unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("variable {} lies past the end", m.vars[past].name))
+                && e.contains("truncated"),
+            "{e}"
+        );
         let e = parse(&bytes[..20], 20, "x.nc").unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
         let e = parse(b"HDF\x01rest", 8, "x.nc").unwrap_err();

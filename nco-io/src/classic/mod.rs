@@ -285,6 +285,7 @@ impl Reader {
 
     /// [`Reader::read_raw`] into `out`, which holds exactly the selection's bytes.
     fn read_raw_to(&self, var: usize, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        self.header.check_inside(var, &self.path)?;
         let meta = &self.header.meta;
         let v = &meta.vars[var];
         let l = &self.header.layout[var];
@@ -424,6 +425,7 @@ impl Reader {
         sels: &[&Selection],
         outs: &mut [Vec<u8>],
     ) -> Result<()> {
+        self.header.check_inside(var, &self.path)?;
         let meta = &self.header.meta;
         let v = &meta.vars[var];
         let l = &self.header.layout[var];
@@ -872,6 +874,7 @@ impl Writer {
         src_var: usize,
         only: Option<usize>,
     ) -> Result<()> {
+        src.header.check_inside(src_var, &src.path)?;
         let l = self.header.layout[var].clone();
         let extents = src.extents(src_var);
         for (i, (off, len)) in extents.iter().enumerate() {
