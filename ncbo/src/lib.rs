@@ -164,7 +164,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             sel: &sel_b,
         },
     );
-    let vars = nco_core::select::select(a.meta(), &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_shared(
+        a.meta(),
+        b.meta(),
+        b.ds.path(),
+        &cli.std.select.select_args(),
+    )?;
     let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
     write_pair(
         prog,
@@ -305,6 +310,11 @@ fn plan_job(
     let mut pa = arith::prepare(am, va, hdf);
     pa.place_as(&meta.vars[o]);
     let pb = arith::prepare(bm, vb, hdf);
+    if let Combine::Op(_) = comb {
+        // ncbo's type promotion and shared missing value (ncflint keeps the first
+        // operand's type, as NCO's does).
+        arith::pair_with(&mut pa, &pb);
+    }
     // Results can be missing when either operand has missing values, or when an
     // integer result divides by zero: then the output needs a _FillValue, decided
     // here because the definitions are written before any data.
@@ -378,7 +388,12 @@ fn compute(
         let xbig = big.ds.read(*bv, &unit.select(&big_idx))?;
         let read_small = || small.ds.read(*sv, &unit.select(&small.idx(*sv)));
         let (pa, pb) = (&j.pa, &j.pb);
-        let same = pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap;
+        // (Equal missing values: then "either operand is its fill" is ncbo's rule.)
+        let same = pa.pack.is_none()
+            && pb.pack.is_none()
+            && j.map.is_none()
+            && !j.swap
+            && pa.in_fill == pb.in_fill;
         if let (Combine::Op(op), true) = (comb, same) {
             // Same shapes, no packing: compute in the stored type when it is exact.
             let xs = read_small()?;
@@ -425,7 +440,20 @@ fn combine(comb: Combine, j: &Job, fa: &[f64], fb: &[f64]) -> (Values, usize, Ca
         pb.in_fill.map(|_| pb.out_fill),
     );
     let mut r = match comb {
-        Combine::Op(op) => binary::apply(op, fa, fa_miss, fb, fb_miss, None, fill),
+        Combine::Op(op) => {
+            // One missing value for both operands (NCO's): the second's own missing
+            // values become it, and its values equal to it are missing too.
+            let m = arith::pair_missing(pa, pb);
+            let translated: Vec<f64>;
+            let fb = match (fb_miss, m) {
+                (Some(own), Some(m)) if own != m => {
+                    translated = fb.iter().map(|&y| if y == own { m } else { y }).collect();
+                    &translated[..]
+                }
+                _ => fb,
+            };
+            binary::apply(op, fa, m, fb, m, None, fill)
+        }
         Combine::Weights(w1, w2) => binary::weighted_sum(w1, fa, fa_miss, w2, fb, fb_miss, fill),
     };
     if let Some(ty) = j.round_as {

@@ -274,6 +274,13 @@ pub fn strings_fixture() -> &'static Path {
     build_fixture(&F, "strings.cdl", "strings.nc", &["-k", "nc4"])
 }
 
+/// `tests/data/ncbo2.cdl` (ncbo's second operand for the fixture) as a netCDF3
+/// classic file (read-only).
+pub fn ncbo2_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "ncbo2.cdl", "ncbo2.nc", &[])
+}
+
 /// A per-test scratch folder, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,

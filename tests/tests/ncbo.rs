@@ -417,3 +417,99 @@ fn ncbo_copies_fixed_and_associated_variables() {
     }
     assert_eq!(value(&out, "orog", "%g ", &[]), "0 0 0 0 0 0 0 0");
 }
+
+// ------------------------------------------- two files that differ (issue 16 item 7)
+
+/// tests/data/ncbo2.cdl, the second operand that shares four variables with the
+/// fixture, in other types.
+fn second() -> String {
+    nco_tests::ncbo2_fixture().to_string_lossy().into_owned()
+}
+
+/// The variables `file` declares, in its order (`ncdump -h`).
+fn declared(file: &str) -> Vec<String> {
+    let text = nco_tests::ncdump(&["-h"], file);
+    let body = text.split("variables:").nth(1).unwrap_or("");
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.contains(':') && l.ends_with(" ;"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .map(|n| n.split('(').next().unwrap_or(n).to_string())
+        .collect()
+}
+
+#[test]
+fn ncbo_works_on_the_variables_both_files_share() {
+    let s = Scratch::new();
+    let (theirs, ours) = (s.arg("nco.nc"), s.arg("ours.nc"));
+    let cases: [(&[&str], &[&str]); 6] = [
+        (&[], &["fld1_int", "fld1_sht", "fld_fill", "lon"]),
+        (&["-v", "fld_fill"], &["fld_fill", "lon"]),
+        (&["-C", "-v", "fld_fill"], &["fld_fill"]),
+        (&["-v", "fld.*"], &["fld1_int", "fld1_sht", "fld_fill", "lon"]),
+        (&["-x", "-v", "fld1_int"], &["fld1_sht", "fld_fill", "lon"]),
+        (&["-x", "-v", "fld1_int,fld2,nosuch"], &["fld1_sht", "fld_fill", "lon"]),
+    ];
+    for (args, want) in cases {
+        // Either order: the first file's extra variables are skipped, the second's too.
+        for (a, b) in [(fx(), second()), (second(), fx())] {
+            reference("ncbo").arg("-O").args(args).args([&a, &b, &theirs]).succeeds();
+            nco("ncbo").arg("-O").args(args).args([&a, &b, &ours]).succeeds();
+            assert_eq!(declared(&ours), declared(&theirs), "ncbo {args:?} {a} {b}");
+            assert_eq!(declared(&ours), want, "ncbo {args:?} {a} {b}");
+        }
+    }
+    // A name -v asks for that the second file lacks is an error in both.
+    let r = reference("ncbo").args(["-O", "-v", "fld2", &fx(), &second(), &theirs]).run();
+    assert_eq!(r.code, Some(1), "NCO accepted -v fld2");
+    bad_input("ncbo", &["-v", "fld2", &fx(), &second()], "fld2", "fld2");
+}
+
+#[test]
+fn ncbo_promotes_types_and_shares_one_missing_value_as_nco() {
+    // fixture: fld_fill float 1,_,3,_ (fill -999); fld1_int int 7,-3,12,100000;
+    // fld1_sht short -2,0,5,32000. ncbo2: fld_fill double 0.5,0.5,-999,0.25 (no fill);
+    // fld1_int float 1,2,-3,4 (fill -3); fld1_sht int 1,2,3,70000.
+    // The second's -999 is the first's fill: missing. The first's fld1_int has no fill,
+    // so the second's (-3) is both's: the first's -3 is missing too (NCO's rule).
+    // Integer products that overflow wrap, as in NCO (with our warning).
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    let cases = [
+        ("sbt", "0.5 _ _ _", "6 _ _ 99996", "-3 -2 2 -38000"),
+        ("add", "1.5 _ _ _", "8 _ _ 100004", "-1 2 8 102000"),
+        ("mlt", "0.5 _ _ _", "7 _ _ 400000", "-2 0 15 -2054967296"),
+    ];
+    for (op, fill, int, short) in cases {
+        nco("ncbo").args(["-O", "-y", op, &fx(), &second(), &out]).succeeds();
+        assert_eq!(header_lines(&out, "fld_fill("), "double fld_fill(lon) ;", "{op}");
+        assert_eq!(header_lines(&out, "fld1_int("), "float fld1_int(lon) ;", "{op}");
+        assert_eq!(header_lines(&out, "fld1_sht("), "int fld1_sht(lon) ;", "{op}");
+        assert_eq!(value(&out, "fld_fill", "%g ", &[]), fill, "{op}");
+        assert_eq!(value(&out, "fld1_sht", "%.10g ", &[]), short, "{op}");
+        if is_nco() {
+            // NCO writes the missing results as -3 without declaring a _FillValue,
+            // and declares fld_fill's in the first file's type (README).
+            assert_eq!(
+                value(&out, "fld1_int", "%g ", &[]),
+                int.replace('_', "-3"),
+                "{op}"
+            );
+            assert_eq!(header_lines(&out, "fld1_int:_FillValue"), "");
+            assert_eq!(
+                header_lines(&out, "fld_fill:_FillValue"),
+                "fld_fill:_FillValue = -999.f ;"
+            );
+        } else {
+            assert_eq!(value(&out, "fld1_int", "%g ", &[]), int, "{op}");
+            assert_eq!(
+                header_lines(&out, "fld1_int:_FillValue"),
+                "fld1_int:_FillValue = -3.f ;"
+            );
+            assert_eq!(
+                header_lines(&out, "fld_fill:_FillValue"),
+                "fld_fill:_FillValue = -999. ;"
+            );
+        }
+    }
+}

@@ -94,6 +94,41 @@ impl ProcVar {
     }
 }
 
+/// ncbo's rules for its two operands `a` (first file) and `b` (checked against NCO
+/// 5.1.4): the result has the type of the higher [`NcType::precision_rank`] (float with
+/// double gives double, an integer with float gives float, of two integers of one
+/// width the unsigned one), its fill attributes converted to it; the two operands share
+/// one missing value, the first's when it has one, else the second's, which is then
+/// the result's ([`pair_missing`]).
+pub fn pair_with(a: &mut ProcVar, b: &ProcVar) {
+    let ty = if b.out.ty.precision_rank() > a.out.ty.precision_rank() {
+        b.out.ty
+    } else {
+        a.out.ty
+    };
+    if ty != a.out.ty {
+        fill::convert_fill_attrs(&mut a.out, ty);
+        a.out.ty = ty;
+        if a.out.attr("_FillValue").is_none() {
+            a.out_fill = fill::default_fill(ty);
+        }
+        if ty.is_float() {
+            a.overflow = Overflow::Fill;
+        }
+    }
+    if a.in_fill.is_none() && b.in_fill.is_some() {
+        a.out_fill = b.out_fill;
+    }
+}
+
+/// The one missing value of ncbo's operands ([`pair_with`]): the first's, else the
+/// second's, as values of the unpacked operands.
+pub fn pair_missing(a: &ProcVar, b: &ProcVar) -> Option<f64> {
+    a.in_fill
+        .map(|_| a.out_fill)
+        .or(b.in_fill.map(|_| b.out_fill))
+}
+
 /// Read the selection `idx` of variable `var` of `ds` and add it element-wise into
 /// `acc`: straight from the file's big-endian bytes into the reused `buf` for classic
 /// files (no decoded copy, no fresh allocation), through typed values otherwise.

@@ -259,6 +259,39 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// ncbo's extraction list: [`select`] in the first file, less the variables the second
+/// file (named `second_name` in messages) lacks. NCO 5.1.4 skips those, so one command
+/// runs over pairs of files with different extra variables.
+///
+/// Errors: those of [`select`]; a plain `-v` name (without `-x`) that is not in the
+/// second file, as in NCO.
+pub fn select_shared(
+    first: &Meta,
+    second: &Meta,
+    second_name: &str,
+    args: &SelectArgs,
+) -> Result<Vec<usize>> {
+    let in_second = |item: &Item| {
+        (0..second.vars.len()).any(|i| item.matches(&second.vars[i].name, &second.var_path(i)))
+    };
+    if !args.exclude {
+        for text in &args.vars {
+            let item = Item::parse("-v", text)?;
+            if !item.is_regex() && !in_second(&item) {
+                return Err(Error::var(
+                    text,
+                    format!("is not in the second input file {second_name}"),
+                ));
+            }
+        }
+    }
+    let mut vars = select(first, args)?;
+    let paths: std::collections::HashSet<String> =
+        (0..second.vars.len()).map(|i| second.var_path(i)).collect();
+    vars.retain(|&v| paths.contains(&first.var_path(v)));
+    Ok(vars)
+}
+
 /// Split a comma-separated `-v` or `-g` argument into items, keeping empty ones
 /// (`-v ''`, `-v a,,b`, `-v a,`), which [`select`] refuses as NCO does.
 pub fn split_items(s: &str) -> Vec<String> {
