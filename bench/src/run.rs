@@ -567,6 +567,25 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
                 for &k in &picked {
                     let (a, b) = (&x.outs[k], &y.outs[k]);
                     let (a_s, b_s) = (a.to_string_lossy(), b.to_string_lossy());
+                    if kind.text_output() {
+                        // Printed text: NCO's, byte for byte.
+                        match (std::fs::read(a), std::fs::read(b)) {
+                            (Ok(x), Ok(y)) if x == y => {}
+                            (Ok(x), Ok(y)) => problems.push(format!(
+                                "{who}{}: the text differs from NCO's ({} and {} bytes)",
+                                a.display(),
+                                x.len(),
+                                y.len()
+                            )),
+                            (Err(e), _) | (_, Err(e)) => {
+                                problems.push(format!("{who}{}: {e}", a.display()))
+                            }
+                        }
+                        if !problems.is_empty() {
+                            break 'pairs;
+                        }
+                        continue;
+                    }
                     match compare_in_child(&a_s, &b_s, t, w) {
                         Ok(None) => {}
                         Ok(Some(d)) => problems.push(format!("{who}{}: {d}", a.display())),
@@ -592,6 +611,8 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
                         picked,
                         waived.join(", ")
                     )
+                } else if kind.text_output() {
+                    format!("{} printed text(s) equal NCO's byte for byte", picked.len())
                 } else {
                     format!(
                         "{} output file(s) equal within rtol {rtol:e}, atol {atol:e}",

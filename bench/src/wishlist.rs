@@ -61,10 +61,13 @@ pub enum Kind {
     Reverse,
     /// 9. ncks copying the file to netCDF-4 at deflate level 1 (`-4 -L 1`).
     Deflate,
+    /// 10. ncks printing one large variable (CDL, then `--trd`) to a file, the text
+    /// compared byte for byte.
+    Print,
 }
 
 /// All kinds in wishlist order.
-pub const ALL: [Kind; 12] = [
+pub const ALL: [Kind; 13] = [
     Kind::Ncwa,
     Kind::Ncra,
     Kind::Nces,
@@ -77,6 +80,7 @@ pub const ALL: [Kind; 12] = [
     Kind::Pack,
     Kind::Reverse,
     Kind::Deflate,
+    Kind::Print,
 ];
 
 impl Kind {
@@ -95,6 +99,7 @@ impl Kind {
             Kind::Pack => "7",
             Kind::Reverse => "8",
             Kind::Deflate => "9",
+            Kind::Print => "10",
         }
     }
 
@@ -105,7 +110,7 @@ impl Kind {
             Kind::Ncra => "ncra",
             Kind::Nces => "nces",
             Kind::Ncbo => "ncbo",
-            Kind::Stations | Kind::MultiSlab | Kind::Deflate => "ncks",
+            Kind::Stations | Kind::MultiSlab | Kind::Deflate | Kind::Print => "ncks",
             Kind::StationsList => "ncrcat",
             Kind::Ncap2 | Kind::Ncap2Lang => "ncap2",
             Kind::Pack | Kind::Reverse => "ncpdq",
@@ -140,6 +145,7 @@ impl Kind {
             Kind::Pack => "ncpdq pack the file (-P all_new)".into(),
             Kind::Reverse => "ncpdq reverse all dimensions".into(),
             Kind::Deflate => "ncks copy to netCDF-4, deflate 1 (-4 -L 1)".into(),
+            Kind::Print => "ncks print a variable, CDL and --trd (2 calls)".into(),
         }
     }
 
@@ -154,6 +160,7 @@ impl Kind {
                     Kind::Pack => s == "pack",
                     Kind::Reverse => s == "reverse" || s == "rev",
                     Kind::Deflate => s == "deflate" || s == "L1",
+                    Kind::Print => s == "print" || s == "cdl",
                     Kind::Ncap2Lang => s == "ncap2-lang" || s == "lang",
                     Kind::Nces => s == "nces" || s == "ncea",
                     Kind::Ncbo => s == "ncbo" || s == "ncdiff",
@@ -178,7 +185,16 @@ impl Kind {
 
     /// Whether an I/O floor (read all inputs + write the output) is meaningful.
     pub fn has_io_floor(self) -> bool {
-        !matches!(self, Kind::Stations | Kind::MultiSlab | Kind::StationsList)
+        !matches!(
+            self,
+            Kind::Stations | Kind::MultiSlab | Kind::StationsList | Kind::Print
+        )
+    }
+
+    /// Whether the outputs are text (stdout), compared byte for byte instead of as
+    /// netCDF files.
+    pub fn text_output(self) -> bool {
+        self == Kind::Print
     }
 
     /// Whether the row reads the `<stem>_NN.nc` links of the multi-file rows.
@@ -384,6 +400,35 @@ impl Plan {
         (cmds, outs)
     }
 
+    /// Row 10's calls: `prog -H -C -v VAR in` (CDL) and the same with `--trd`, each
+    /// with its standard output sent to `<out>_cdl.txt` / `<out>_trd.txt` by a shell
+    /// that execs the program (the measured process is the program itself). VAR is the
+    /// first 4-D variable (IPCC geometry: 2.1 million floats at the default scale) or
+    /// the first 2-D one (STL).
+    pub fn print_calls(&self, prog: &str, out: &Path) -> (Vec<Vec<String>>, Vec<PathBuf>) {
+        let var = match self.geo {
+            Geometry::Ipcc => "d4_00",
+            Geometry::Stl => "d2_00",
+        };
+        let mut cmds = Vec::new();
+        let mut outs = Vec::new();
+        for (style, extra) in [("cdl", None), ("trd", Some("--trd"))] {
+            let o = PathBuf::from(format!("{}_{style}.txt", out.display()));
+            let mut a: Vec<String> = ["sh", "-c", "out=$1; shift; exec \"$@\" > \"$out\"", "sh"]
+                .iter()
+                .map(|x| x.to_string())
+                .collect();
+            a.push(o.to_string_lossy().into_owned());
+            a.push(prog.to_string());
+            a.extend(extra.map(String::from));
+            a.extend(["-H", "-C", "-v", var].map(String::from));
+            a.push(self.inputs[0].clone());
+            cmds.push(a);
+            outs.push(o);
+        }
+        (cmds, outs)
+    }
+
     /// Indices of the outputs compared with NCO's: all of them, but only
     /// [`LIST_CHECKED`] spread over the list for row 5c.
     pub fn checked_outputs(&self, n: usize) -> Vec<usize> {
@@ -496,6 +541,8 @@ impl Plan {
             // (CDO writes netCDF-4 with -f nc4 -z zip_1, without shuffle: not the same
             // file.)
             (Tool::Cdo, Kind::Deflate) => None,
+            // (CDO prints with `cdo output`, in another layout: not the same text.)
+            (Tool::Cdo, Kind::Print) => None,
             // CDO's counterpart of row 1: every field to one value per variable.
             (Tool::Cdo, Kind::Ncwa) => one(vec![
                 s("fldmean"),
@@ -583,6 +630,7 @@ impl Plan {
             ]),
             (_, Kind::Pack) => one(vec![s("-P"), s("all_new"), ins[0].clone(), os]),
             (_, Kind::Deflate) => one(vec![s("-4"), s("-L"), s("1"), ins[0].clone(), os]),
+            (_, Kind::Print) => Some(self.print_calls(prog, out)),
             (_, Kind::Reverse) => {
                 let spec = match self.geo {
                     Geometry::Ipcc => "-time,-lev,-lat,-lon",
@@ -794,6 +842,50 @@ mod tests {
             ]
         );
         assert_eq!(outs, vec![PathBuf::from("/s/o.nc")]);
+    }
+
+    #[test]
+    fn print_row_sends_each_style_to_its_own_file() {
+        let p = plan(Kind::Print);
+        assert_eq!(Kind::parse("10"), Some(Kind::Print));
+        assert!(p
+            .commands(Tool::Cdo, "cdo", None, Path::new("/s/o"))
+            .is_none());
+        let (cmds, outs) = p
+            .commands(Tool::Nco, "ncks", None, Path::new("/s/o"))
+            .expect("NCO runs row 10");
+        assert_eq!(
+            outs,
+            vec![PathBuf::from("/s/o_cdl.txt"), PathBuf::from("/s/o_trd.txt")]
+        );
+        assert_eq!(cmds.len(), 2);
+        assert_eq!(
+            &cmds[0][..5],
+            [
+                "sh",
+                "-c",
+                "out=$1; shift; exec \"$@\" > \"$out\"",
+                "sh",
+                "/s/o_cdl.txt"
+            ]
+        );
+        assert_eq!(
+            &cmds[0][5..],
+            ["ncks", "-H", "-C", "-v", "d4_00", "/d/ipcc_dly_T85.nc"]
+        );
+        assert_eq!(
+            &cmds[1][5..],
+            [
+                "ncks",
+                "--trd",
+                "-H",
+                "-C",
+                "-v",
+                "d4_00",
+                "/d/ipcc_dly_T85.nc"
+            ]
+        );
+        assert!(Kind::Print.text_output() && !Kind::Print.has_io_floor());
     }
 
     #[test]
