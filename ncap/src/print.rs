@@ -21,7 +21,7 @@ pub(crate) fn text(e: &Expr, v: &Val, fmt: Option<&str>) -> Result<String> {
             s.push_str(&cf.format(cfmt::Arg::Str(&t)));
         } else {
             for i in 0..v.len() {
-                s.push_str(&cf.format(arg_of(&v.data, i)));
+                s.push_str(&cf.format(cfmt::Arg::of(&v.data, i)));
             }
         }
         if matches!(e, Expr::Var(_)) {
@@ -64,17 +64,6 @@ pub(crate) fn text(e: &Expr, v: &Val, fmt: Option<&str>) -> Result<String> {
     Ok(s)
 }
 
-/// Element `i` as a C format argument (integers exactly, whatever their width).
-fn arg_of(v: &Values, i: usize) -> cfmt::Arg<'_> {
-    match v {
-        Values::Float(_) | Values::Double(_) => cfmt::Arg::Float(v.get_f64(i).unwrap_or(0.0)),
-        Values::UInt64(x) => cfmt::Arg::UInt(x[i]),
-        Values::Int64(x) => cfmt::Arg::Int(x[i]),
-        Values::Str(s) => cfmt::Arg::Str(&s[i]),
-        _ => cfmt::Arg::Int(v.get_f64(i).unwrap_or(0.0) as i64),
-    }
-}
-
 /// What `sprint(v[, fmt])` gives: the C format applied to each element (or to the
 /// text), concatenated; without a format, the elements in ncap2's default layout
 /// separated by commas.
@@ -89,7 +78,7 @@ pub(crate) fn sprint(v: &Val, fmt: Option<&str>) -> Result<String> {
                 s.push_str(&cf.format(cfmt::Arg::Str(&t)));
             } else {
                 for i in 0..v.len() {
-                    s.push_str(&cf.format(arg_of(&v.data, i)));
+                    s.push_str(&cf.format(cfmt::Arg::of(&v.data, i)));
                 }
             }
         }

@@ -102,24 +102,6 @@ pub fn print(
     }
 }
 
-/// A value of element `i` for formatting (a string element as text, for `%s`).
-fn arg(v: &Values, i: usize) -> Arg<'_> {
-    match v {
-        Values::Byte(x) => Arg::Int(i64::from(x[i])),
-        Values::Short(x) => Arg::Int(i64::from(x[i])),
-        Values::Int(x) => Arg::Int(i64::from(x[i])),
-        Values::Int64(x) => Arg::Int(x[i]),
-        Values::UByte(x) => Arg::UInt(u64::from(x[i])),
-        Values::UShort(x) => Arg::UInt(u64::from(x[i])),
-        Values::UInt(x) => Arg::UInt(u64::from(x[i])),
-        Values::UInt64(x) => Arg::UInt(x[i]),
-        Values::Float(x) => Arg::Float(f64::from(x[i])),
-        Values::Double(x) => Arg::Float(x[i]),
-        Values::Char(x) => Arg::Int(i64::from(x[i])),
-        Values::Str(x) => Arg::Str(&x[i]),
-    }
-}
-
 /// How a printing style spells a NaN or an infinity (NCO 5.1.4's spellings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NonFinite {
@@ -169,7 +151,7 @@ fn num(v: &Values, i: usize, float_prec: usize, double_prec: usize, how: NonFini
         }
         Values::Str(s) => format!("\"{}\"", s[i]),
         Values::Char(c) => (c[i] as char).to_string(),
-        _ => match arg(v, i) {
+        _ => match Arg::of(v, i) {
             Arg::Int(n) => n.to_string(),
             Arg::UInt(n) => n.to_string(),
             _ => String::new(),
@@ -403,7 +385,7 @@ fn trd_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -
     match (&o.format, vals) {
         // Strings print bare in traditional lines (NCO 5.1.4: `s[0]=s1`).
         (None, Values::Str(s)) => s[i].clone(),
-        (Some(f), _) => f.format(arg(vals, i)),
+        (Some(f), _) => f.format(Arg::of(vals, i)),
         (None, _) => num(vals, i, 6, 12, NonFinite::C),
     }
 }
@@ -728,7 +710,7 @@ fn cdl_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -
         return "_".into();
     }
     match &o.format {
-        Some(f) => f.format(arg(vals, i)),
+        Some(f) => f.format(Arg::of(vals, i)),
         None => num(vals, i, 7, 15, NonFinite::Cdl),
     }
 }

@@ -26,6 +26,32 @@ pub enum Arg<'a> {
     Str(&'a str),
 }
 
+impl<'a> Arg<'a> {
+    /// Element `i` of `v` as a format argument in its own kind: integers exactly,
+    /// whatever their width (an NC_INT64 beyond 2^53 too), unsigned ones as unsigned,
+    /// a char as its byte value, a string element as its text. Used by every printer
+    /// (ncks `-s`, ncap2 `print`/`sprint`).
+    ///
+    /// Panics when `i` is not an index of `v`.
+    pub fn of(v: &'a crate::types::Values, i: usize) -> Arg<'a> {
+        use crate::types::Values;
+        match v {
+            Values::Byte(x) => Arg::Int(i64::from(x[i])),
+            Values::Short(x) => Arg::Int(i64::from(x[i])),
+            Values::Int(x) => Arg::Int(i64::from(x[i])),
+            Values::Int64(x) => Arg::Int(x[i]),
+            Values::UByte(x) => Arg::UInt(u64::from(x[i])),
+            Values::UShort(x) => Arg::UInt(u64::from(x[i])),
+            Values::UInt(x) => Arg::UInt(u64::from(x[i])),
+            Values::UInt64(x) => Arg::UInt(x[i]),
+            Values::Float(x) => Arg::Float(f64::from(x[i])),
+            Values::Double(x) => Arg::Float(x[i]),
+            Values::Char(x) => Arg::Int(i64::from(x[i])),
+            Values::Str(x) => Arg::Str(&x[i]),
+        }
+    }
+}
+
 /// A validated format: literal text around at most one conversion.
 #[derive(Clone, Debug)]
 pub struct CFormat {
@@ -324,6 +350,21 @@ pub fn write_g(out: &mut String, x: f64, prec: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_keep_their_kind_and_every_bit() {
+        use crate::types::Values;
+        let f = |fmt: &str, v: &Values, i: usize| CFormat::parse(fmt).unwrap().format(Arg::of(v, i));
+        // Beyond 2^53, where a conversion through f64 would round.
+        let big = Values::Int64(vec![9_007_199_254_740_993, -9_007_199_254_740_993]);
+        assert_eq!(f("%lld", &big, 0), "9007199254740993");
+        assert_eq!(f("%lld", &big, 1), "-9007199254740993");
+        assert_eq!(f("%llu", &Values::UInt64(vec![u64::MAX]), 0), "18446744073709551615");
+        assert_eq!(f("%u", &Values::UByte(vec![200]), 0), "200");
+        assert_eq!(f("%d", &Values::Char(b"A".to_vec()), 0), "65");
+        assert_eq!(f("%s", &Values::Str(vec!["ab".into()]), 0), "ab");
+        assert_eq!(f("%.2f", &Values::Float(vec![1.5]), 0), "1.50");
+    }
 
     #[test]
     fn formats_like_c() {
