@@ -167,7 +167,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let vars = nco_core::select::select_shared(
         a.meta(),
         b.meta(),
-        b.ds.path(),
+        &b.ds.path().display().to_string(),
         &cli.std.select.select_args(),
     )?;
     let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;

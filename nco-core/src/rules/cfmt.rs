@@ -354,12 +354,16 @@ mod tests {
     #[test]
     fn arguments_keep_their_kind_and_every_bit() {
         use crate::types::Values;
-        let f = |fmt: &str, v: &Values, i: usize| CFormat::parse(fmt).unwrap().format(Arg::of(v, i));
+        let f =
+            |fmt: &str, v: &Values, i: usize| CFormat::parse(fmt).unwrap().format(Arg::of(v, i));
         // Beyond 2^53, where a conversion through f64 would round.
         let big = Values::Int64(vec![9_007_199_254_740_993, -9_007_199_254_740_993]);
         assert_eq!(f("%lld", &big, 0), "9007199254740993");
         assert_eq!(f("%lld", &big, 1), "-9007199254740993");
-        assert_eq!(f("%llu", &Values::UInt64(vec![u64::MAX]), 0), "18446744073709551615");
+        assert_eq!(
+            f("%llu", &Values::UInt64(vec![u64::MAX]), 0),
+            "18446744073709551615"
+        );
         assert_eq!(f("%u", &Values::UByte(vec![200]), 0), "200");
         assert_eq!(f("%d", &Values::Char(b"A".to_vec()), 0), "65");
         assert_eq!(f("%s", &Values::Str(vec!["ab".into()]), 0), "ab");
