@@ -218,6 +218,7 @@ fn ratio(r: Option<f64>) -> String {
 
 fn check_cell(r: &Row) -> String {
     match r.check {
+        Check::Equal if r.rtol == 0.0 => "equal (exact)".into(),
         Check::Equal => format!("equal (rtol {:.0e})", r.rtol),
         Check::Different => "WRONG ANSWER".into(),
         Check::NotCompared => "-".into(),

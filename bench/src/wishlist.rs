@@ -659,6 +659,8 @@ impl Plan {
     pub fn tolerance(&self) -> (f64, f64, f64) {
         match self.kind {
             Kind::Pack => (1e-5, 1e-6, 1.0),
+            // Printed text: byte for byte.
+            Kind::Print => (0.0, 0.0, 0.0),
             _ => (1e-5, 1e-6, 0.0),
         }
     }
