@@ -61,8 +61,8 @@ pub enum Kind {
     Reverse,
     /// 9. ncks copying the file to netCDF-4 at deflate level 1 (`-4 -L 1`).
     Deflate,
-    /// 10. ncks printing one large variable (CDL, then `--trd`) to a file, the text
-    /// compared byte for byte.
+    /// Row 10: ncks printing one large variable (CDL, then `--trd`) to a file, the
+    /// text compared byte for byte.
     Print,
 }
 
