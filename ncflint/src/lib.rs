@@ -1,6 +1,6 @@
 //! ncflint, the netCDF File Interpolator: `w1*file1 + w2*file2` variable by variable
-//! (NCO manual, "ncflint netCDF File Interpolator"), on ncbo's two-file engine
-//! ([`ncbo::write_pair`]). The weights come from `-w w1[,w2]` (one weight: `w2 = 1 -
+//! (NCO manual, "ncflint netCDF File Interpolator"), on the two-file engine it shares
+//! with ncbo ([`nco_core::pair::write_pair`]). The weights come from `-w w1[,w2]` (one weight: `w2 = 1 -
 //! w1`; none: both 0.5) or from `-i var,val`: the scalar `var` is `v1` in the first
 //! file and `v2` in the second, and `w1 = (val - v2)/(v1 - v2)`, `w2 = 1 - w1`, so that
 //! `var` itself interpolates to `val`.
@@ -15,12 +15,12 @@
 use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser};
-use ncbo::{Combine, Operand};
 
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::extract::RecordChange;
+use nco_core::pair::{self, Combine, Operand};
 use nco_core::{Error, Result};
 
 /// ncflint command line.
@@ -185,7 +185,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select.select_args())?;
     let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
     let fix_rec_crd = cli.fix_rec_crd;
-    ncbo::write_pair(
+    pair::write_pair(
         prog,
         Combine::Weights(w1, w2),
         Operand {
