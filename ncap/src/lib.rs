@@ -184,8 +184,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
 /// statement at all.
 fn parse_scripts(cli: &Cli) -> Result<Vec<Stmt>> {
     let mut stmts = Vec::new();
+    let include_path = nco_core::cli::env::include_path();
     for (name, text) in scripts(cli)? {
-        stmts.extend(parser::parse_piece(&text, &name)?);
+        stmts.extend(parser::parse_piece(&text, &name, &include_path)?);
     }
     if stmts.is_empty() {
         return Err(Error::msg(

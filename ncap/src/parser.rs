@@ -10,6 +10,7 @@
 //! statements in place, the file found relative to the current folder or along
 //! `NCO_PATH`).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use nco_core::{Error, Result};
@@ -26,6 +27,9 @@ struct Parser {
     pos: usize,
     piece: Arc<str>,
     depth: usize,
+    /// Folders searched for a relative `#include` name not in the current folder
+    /// (`NCO_PATH`, read by the CLI layer: `nco_core::cli::env::include_path`).
+    include_path: Arc<[PathBuf]>,
 }
 
 /// Parse a whole script (`piece` names it in messages: `command-line script`, a file).
@@ -33,21 +37,28 @@ struct Parser {
 /// Errors: the first token that does not fit the grammar, with its line and column; an
 /// `#include` file that cannot be read.
 pub fn parse(src: &str) -> Result<Vec<Stmt>> {
-    parse_piece(src, "command-line script")
+    parse_piece(src, "command-line script", &[])
 }
 
-/// [`parse`], naming the piece.
-pub fn parse_piece(src: &str, piece: &str) -> Result<Vec<Stmt>> {
-    parse_at(src, piece, 0)
+/// [`parse`], naming the piece; a relative `#include` name not in the current folder
+/// is looked for in each of `include_path`, in order (NCO's `NCO_PATH`).
+pub fn parse_piece(src: &str, piece: &str, include_path: &[PathBuf]) -> Result<Vec<Stmt>> {
+    parse_at(src, piece, 0, &Arc::from(include_path))
 }
 
-fn parse_at(src: &str, piece: &str, depth: usize) -> Result<Vec<Stmt>> {
+fn parse_at(
+    src: &str,
+    piece: &str,
+    depth: usize,
+    include_path: &Arc<[PathBuf]>,
+) -> Result<Vec<Stmt>> {
     let toks = lex(src).map_err(|e| Error::msg(format!("{piece}:{e}")))?;
     let mut p = Parser {
         toks,
         pos: 0,
         piece: Arc::from(piece),
         depth,
+        include_path: include_path.clone(),
     };
     let mut out = Vec::new();
     while p.peek() != &Tok::Eof {
@@ -60,17 +71,16 @@ fn parse_at(src: &str, piece: &str, depth: usize) -> Result<Vec<Stmt>> {
 }
 
 /// The text of an `#include`d file: `name` as given (relative to the current folder),
-/// else in each folder of `NCO_PATH` (`:`-separated) for a relative name.
-fn include_text(name: &str) -> Option<(String, String)> {
+/// else in each folder of `include_path` for a relative name.
+fn include_text(name: &str, include_path: &[PathBuf]) -> Option<(String, String)> {
     if let Ok(t) = std::fs::read_to_string(name) {
         return Some((name.to_string(), t));
     }
     if std::path::Path::new(name).is_absolute() {
         return None;
     }
-    let path = std::env::var("NCO_PATH").ok()?;
-    path.split(':').filter(|d| !d.is_empty()).find_map(|d| {
-        let p = std::path::Path::new(d).join(name);
+    include_path.iter().find_map(|d| {
+        let p = d.join(name);
         std::fs::read_to_string(&p)
             .ok()
             .map(|t| (p.display().to_string(), t))
@@ -177,14 +187,14 @@ impl Parser {
             if self.depth >= MAX_INCLUDE_DEPTH {
                 return Err(self.err_at(at, "an #include nested less deeply"));
             }
-            let Some((path, text)) = include_text(&name) else {
+            let Some((path, text)) = include_text(&name, &self.include_path) else {
                 let t = &self.toks[at];
                 return Err(Error::msg(format!(
                     "{}:{}:{}: cannot read the #include file \"{name}\"",
                     self.piece, t.line, t.col
                 )));
             };
-            out.extend(parse_at(&text, &path, self.depth + 1)?);
+            out.extend(parse_at(&text, &path, self.depth + 1, &self.include_path)?);
             self.eat(";");
             return Ok(());
         }

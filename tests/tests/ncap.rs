@@ -425,3 +425,41 @@ fn new_variables_in_script_order_up_to_three_then_sorted() {
     assert_eq!(order("zz=t*2;mm=t;aa=zz+1"), ["zz", "mm", "aa"]);
     assert_eq!(order("zz=t*2;mm=t;bb=t;aa=zz+1"), ["aa", "bb", "mm", "zz"]);
 }
+
+#[test]
+fn include_files_are_found_in_nco_path_as_in_nco() {
+    // `#include "inc.nco"` run from a folder without it: found in the second folder of
+    // NCO_PATH (the first does not exist), in -s and in -S scripts.
+    let s = Scratch::new();
+    let inc = s.path("incdir");
+    let work = s.path("work");
+    std::fs::create_dir_all(&inc).expect("mkdir");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(inc.join("inc.nco"), "b=fld1_int*2;\n").expect("write");
+    std::fs::write(work.join("s.nco"), "#include \"inc.nco\"\n").expect("write");
+    let path = format!("/nonexistent:{}", inc.display());
+    for script in [&["-s", "#include \"inc.nco\""][..], &["-S", "s.nco"][..]] {
+        let out = work.join("o.nc").to_string_lossy().into_owned();
+        nco("ncap2")
+            .current_dir(&work)
+            .env("NCO_PATH", &path)
+            .args(["-O", "-v"])
+            .args(script)
+            .args([&nco_tests::fx(), &out])
+            .succeeds();
+        assert_eq!(
+            nco_tests::value(&out, "b", "%d,", &[]),
+            "14,-6,24,200000,",
+            "{script:?}"
+        );
+        // Without NCO_PATH the file is not found: an error naming it.
+        nco("ncap2")
+            .current_dir(&work)
+            .env("NCO_PATH", "")
+            .args(["-O", "-v"])
+            .args(script)
+            .args([&nco_tests::fx(), &out])
+            .run()
+            .clean_failure("inc.nco");
+    }
+}

@@ -9,6 +9,7 @@
 //! | `NCO_RS_MMAP` (set, not `0`) | map classic inputs into memory instead of positioned reads |
 //! | `NCO_RS_LIB_WRITE` (set, not empty, not `0`) | write classic outputs through libnetcdf too |
 //! | `NCO_RS_LIST_BATCH_MB` | memory for the list form's read-ahead, in MiB (default 512; 0: one station per pass) |
+//! | `NCO_PATH` | folders (`:`-separated) where ncap2 looks for a relative `#include` file ([`include_path`]) |
 
 use std::ffi::OsString;
 use std::sync::OnceLock;
@@ -49,6 +50,22 @@ impl Settings {
     }
 }
 
+/// The folders of `NCO_PATH` (`:`-separated, empty entries skipped), where ncap2 looks
+/// for a relative `#include` file not in the current folder, as NCO does.
+pub fn include_path() -> Vec<std::path::PathBuf> {
+    include_path_of(std::env::var_os("NCO_PATH"))
+}
+
+fn include_path_of(value: Option<OsString>) -> Vec<std::path::PathBuf> {
+    value
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
 /// Read the environment (the first call only) and install its I/O configuration as the
@@ -67,6 +84,13 @@ pub fn settings() -> &'static Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nco_path_gives_its_folders_in_order() {
+        let p = include_path_of(Some(OsString::from("/a::b/c:")));
+        assert_eq!(p, [std::path::PathBuf::from("/a"), "b/c".into()]);
+        assert!(include_path_of(None).is_empty());
+    }
 
     #[test]
     fn variables_give_the_settings() {
