@@ -37,6 +37,7 @@ mod ncpdq_blocks;
 mod ncra;
 mod ncrename;
 mod ncwa;
+mod options;
 mod paths;
 mod printing;
 mod selection;

@@ -82,6 +82,15 @@ pub struct CommonArgs {
         value_name = "N"
     )]
     pub threads: Option<usize>,
+    /// Add (or replace) a global text attribute of the output: NAME=VALUE, several
+    /// joined by '#' (repeatable)
+    #[arg(
+        long = "gaa",
+        visible_aliases = ["glb", "glb_att_add"],
+        value_name = "NAME=VALUE",
+        value_parser = parse_global_attrs
+    )]
+    pub global_attrs: Vec<GlobalAttrs>,
     /// Accepted for NCO compatibility; the output still goes through a temporary file
     /// in its own folder, renamed on success (free, and a failed run never leaves a
     /// half-written output)
@@ -198,8 +207,26 @@ pub fn target(
             input_list: None,
             threads: common.threads,
             source: None,
+            global_attrs: common
+                .global_attrs
+                .iter()
+                .flat_map(|g| g.0.clone())
+                .collect(),
         },
     }
+}
+
+/// The attributes of one `--gaa` argument ([`crate::attedit::global_attrs`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GlobalAttrs(pub Vec<(String, String)>);
+
+fn parse_global_attrs(s: &str) -> std::result::Result<GlobalAttrs, String> {
+    crate::attedit::global_attrs(s)
+        .map(GlobalAttrs)
+        .map_err(|e| match e {
+            Error::Option { reason, .. } => reason,
+            e => e.to_string(),
+        })
 }
 
 impl CommonArgs {
@@ -335,6 +362,7 @@ impl EditArgs {
             input_list: None,
             threads: None,
             source: None,
+            global_attrs: Vec::new(),
         }
     }
 }

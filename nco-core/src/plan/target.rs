@@ -48,13 +48,30 @@ pub struct Provenance {
     /// `history` in the `history_of_appended_files` global attribute, as NCO does
     /// (unless `-h`). `None`: no input named (ncap2 without one).
     pub source: Option<PathBuf>,
+    /// `--gaa` global text attributes (name, value), added after `history` and before
+    /// the `NCO` attribute when that is new, replacing attributes of the same name in
+    /// place, as NCO 5.1.4 orders them (with or without `-h`).
+    pub global_attrs: Vec<(String, String)>,
 }
 
 impl Provenance {
     /// Stamp `meta`'s global attributes (see the type's docs for the order).
     pub fn stamp(&self, meta: &mut Meta) {
+        let had_nco = meta.attr("NCO").is_some();
         if let Some(c) = &self.command {
             output::stamp_history(meta, c);
+        }
+        for (name, value) in &self.global_attrs {
+            let attr = crate::model::Attr::text(name, value);
+            if let Some(a) = meta.attrs.iter_mut().find(|a| &a.name == name) {
+                *a = attr;
+            } else if !had_nco && meta.attrs.last().is_some_and(|a| a.name == "NCO") {
+                // Before the NCO attribute this stamp added, as NCO writes them.
+                let at = meta.attrs.len() - 1;
+                meta.attrs.insert(at, attr);
+            } else {
+                meta.attrs.push(attr);
+            }
         }
         if let Some(files) = &self.input_list {
             multifile::stamp_input_list(meta, files);

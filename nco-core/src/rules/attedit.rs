@@ -147,6 +147,31 @@ pub struct Applied {
     pub notes: Vec<String>,
 }
 
+/// The global attributes of a `--gaa` (`--glb`, `--glb_att_add`) argument:
+/// `NAME=VALUE`, several joined by `#` (NCO's key-value delimiter), each a text
+/// attribute added to the output's global attributes, replacing one of that name
+/// (NCO 5.1.4).
+///
+/// Errors (naming the option and the argument, as NCO refuses them): an item without
+/// `=`, with an empty name, or with an empty value.
+pub fn global_attrs(arg: &str) -> Result<Vec<(String, String)>> {
+    arg.split('#')
+        .map(|item| {
+            let bad = |why: String| Error::option("--gaa", why);
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| bad(format!("'{item}' is not NAME=VALUE")))?;
+            if name.trim().is_empty() {
+                return Err(bad(format!("'{item}' has no attribute name")));
+            }
+            if value.is_empty() {
+                return Err(bad(format!("'{item}' has no value")));
+            }
+            Ok((name.trim().to_string(), value.to_string()))
+        })
+        .collect()
+}
+
 /// The netCDF type of an ncatted (and ncap2, ncks) type letter or type name: `f d l i
 /// s c b ub us u ui ul ll int64 ull uint64 sng string` or `float double int short char
 /// byte ubyte ushort uint`; `None` for anything else.

@@ -1,0 +1,90 @@
+//! Options every operator shares with NCO 5.1.4 that are not about selection or
+//! storage: `--gaa` (`--glb`, `--glb_att_add`) global attributes. Each case runs NCO
+//! (`/usr/bin`, `nco_tests::reference`) beside the binaries under test on the fixture.
+
+use nco_tests::{fx, is_nco, ncdump, nco, reference, Scratch};
+
+/// The global attributes of `file` as `ncdump -h` prints them, without the text of
+/// `history` (its date and program path differ from run to run).
+fn globals(file: &str) -> Vec<String> {
+    let text = ncdump(&["-h"], file);
+    let body = text.split("// global attributes:").nth(1).unwrap_or("");
+    let mut out = Vec::new();
+    for line in body.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix(':') {
+            let name = name.split(' ').next().unwrap_or("");
+            out.push(if name == "history" {
+                "history".to_string()
+            } else {
+                line.to_string()
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn global_attributes_are_added_as_in_nco() {
+    // New ones after history and before the NCO attribute, `title` replaced in place,
+    // several in one argument joined by '#', the three spellings of the option.
+    let s = Scratch::new();
+    let gaa = [
+        "--gaa",
+        "foo=bar#baz=x y,z",
+        "--glb",
+        "title=T",
+        "--glb_att_add",
+        "n=1",
+    ];
+    let (f, out, theirs) = (fx(), s.arg("ours.nc"), s.arg("nco.nc"));
+    let cases: [(&str, &[&str], usize); 10] = [
+        ("ncks", &[], 1),
+        ("ncks", &["-h"], 1),
+        ("ncra", &[], 2),
+        ("ncrcat", &[], 2),
+        ("nces", &[], 2),
+        ("ncecat", &[], 2),
+        ("ncwa", &[], 1),
+        ("ncbo", &[], 2),
+        ("ncflint", &[], 2),
+        ("ncap2", &["-s", "z=1"], 1),
+    ];
+    for (op, args, inputs) in cases {
+        let ins = vec![f.as_str(); inputs];
+        nco(op)
+            .arg("-O")
+            .args(gaa)
+            .args(args)
+            .args(&ins)
+            .arg(&out)
+            .succeeds();
+        reference(op)
+            .arg("-O")
+            .args(gaa)
+            .args(args)
+            .args(&ins)
+            .arg(&theirs)
+            .succeeds();
+        let (a, b) = (globals(&out), globals(&theirs));
+        assert_eq!(a, b, "{op} {args:?}");
+        assert!(
+            a.contains(&":foo = \"bar\" ;".to_string())
+                && a.contains(&":baz = \"x y,z\" ;".to_string())
+                && a.contains(&":title = \"T\" ;".to_string()),
+            "{op}: {a:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_global_attributes_are_refused_as_in_nco() {
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    for bad in ["foo", "=x", "foo=", "a=1#b"] {
+        nco("ncks")
+            .args(["-O", "--gaa", bad, &fx(), &out])
+            .run()
+            .clean_failure(if is_nco() { "" } else { "--gaa" });
+        assert_eq!(s.files(), Vec::<String>::new(), "--gaa {bad}");
+    }
+}
