@@ -158,10 +158,16 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     // NCO stamps the history (and NCO attribute) before the script runs, so attributes
     // the script adds come after them; appending stamps the existing file's history
     // (in the merge).
+    // The --gaa attributes go with them, before a new NCO attribute.
     if let Some(command) = target.provenance.command.take_if(|_| !append) {
         let mut m = Meta::new(ctx.input.format);
         m.attrs = std::mem::take(&mut ctx.globals);
-        output::stamp_history(&mut m, &command);
+        let now = nco_core::target::Provenance {
+            command: Some(command),
+            global_attrs: std::mem::take(&mut target.provenance.global_attrs),
+            ..Default::default()
+        };
+        now.stamp(&mut m);
         ctx.globals = m.attrs;
     }
     ctx.run(&stmts)?;

@@ -85,6 +85,9 @@ fn bad_global_attributes_are_refused_as_in_nco() {
             .args(["-O", "--gaa", bad, &fx(), &out])
             .run()
             .clean_failure(if is_nco() { "" } else { "--gaa" });
-        assert_eq!(s.files(), Vec::<String>::new(), "--gaa {bad}");
+        // (NCO 5.1.4 leaves its temporary file `out.nc.pid<N>.ncks.tmp` behind.)
+        if !is_nco() {
+            assert_eq!(s.files(), Vec::<String>::new(), "--gaa {bad}");
+        }
     }
 }

@@ -424,6 +424,7 @@ mod tests {
                 input_list: None,
                 threads: Some(2),
                 source: Some("in.nc".into()),
+                global_attrs: Vec::new(),
             },
         }
     }
