@@ -60,7 +60,9 @@ const PRINT_BLOCK_BYTES: usize = 4 << 20;
 
 /// Read the hyperslab `idx` (per-dimension index lists) of variable `v` in order, in
 /// blocks of whole rows of its first dimension of about [`PRINT_BLOCK_BYTES`] each
-/// (at least one row), and give each block to `each`. A scalar is one block.
+/// ([`Dataset::read_blocks`]: at least one row, ending on chunk boundaries of a
+/// chunked variable), and give each block to `each`. A scalar is one block; a
+/// selection with no elements gives none.
 ///
 /// Errors: read errors, and whatever `each` returns (a closed standard output ends
 /// the reading at once).
@@ -70,21 +72,7 @@ fn for_each_block(
     idx: &[Vec<usize>],
     mut each: impl FnMut(&Values) -> Result<()>,
 ) -> Result<()> {
-    let Some((first, rest)) = idx.split_first() else {
-        return each(&ds.read(v, idx)?);
-    };
-    let ty = ds.meta().vars[v].ty;
-    let row: usize = rest.iter().map(Vec::len).product::<usize>() * ty.size().max(1);
-    let per = (PRINT_BLOCK_BYTES / row.max(1)).max(1);
-    let mut block = idx.to_vec();
-    for rows in first.chunks(per) {
-        block[0] = rows.to_vec();
-        each(&ds.read(v, &block)?)?;
-    }
-    if first.is_empty() {
-        each(&ds.read(v, idx)?)?;
-    }
-    Ok(())
+    ds.read_blocks(v, idx, PRINT_BLOCK_BYTES, |_, vals| each(&vals))
 }
 
 /// Print `vars` (input indices) of `ds` under `sel` to `out`.
@@ -371,8 +359,11 @@ fn capitalise_paren(s: &str) -> String {
 }
 
 /// Absolute flat index of an element given its absolute per-dimension indices.
-fn flat(abs: &[usize], full: &[usize]) -> usize {
-    abs.iter().zip(full).fold(0, |acc, (&i, &n)| acc * n + i)
+/// Row-major flat index of the position `abs` in a variable of shape `full`.
+fn flat(abs: impl IntoIterator<Item = usize>, full: &[usize]) -> usize {
+    abs.into_iter()
+        .zip(full)
+        .fold(0, |acc, (i, &n)| acc * n + i)
 }
 
 fn trd_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -> String {
@@ -495,9 +486,8 @@ fn trd_var_data(
                 } else {
                     format!("'{text}'")
                 };
-                let mut abs: Vec<usize> = (0..nd - 1).map(|k| idx[k][pos[k]]).collect();
-                abs.push(idx[nd - 1][0]);
-                let start = flat(&abs, &full);
+                let abs = (0..nd - 1).map(|k| idx[k][pos[k]]);
+                let start = flat(abs.chain([idx[nd - 1][0]]), &full);
                 // The range ends at the NUL after the text, or at the row's last
                 // character.
                 let last = start + end.unwrap_or(row.max(1) - 1);
@@ -538,8 +528,7 @@ fn trd_var_data(
                         line.push_str(&p[pos[k]]);
                     }
                 }
-                let abs = pos.iter().enumerate().map(|(k, &p)| idx[k][p]);
-                let at = abs.zip(&full).fold(0, |acc, (i, &n)| acc * n + i);
+                let at = flat(pos.iter().enumerate().map(|(k, &p)| idx[k][p]), &full);
                 line.push_str(&format!("{}[{at}]={val} {units}", var.name));
             }
             writeln!(out, "{line}").map_err(io)?;

@@ -370,7 +370,7 @@ impl Dataset {
             Reader::Classic(r) => r.read(var, sel),
             Reader::Lib(r) => {
                 if let Some(h) = &self.classic_header {
-                    h.check_inside(var, &self.path.display().to_string())?;
+                    h.check_inside(var, &self.path.display())?;
                 }
                 r.read(var, sel)
             }

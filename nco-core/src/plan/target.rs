@@ -61,16 +61,16 @@ impl Provenance {
         if let Some(c) = &self.command {
             output::stamp_history(meta, c);
         }
+        // New ones go before the NCO attribute this stamp added (it stays last), as NCO
+        // writes them; others replace theirs in place or follow.
+        let nco_added = !had_nco && meta.attrs.last().is_some_and(|a| a.name == "NCO");
         for (name, value) in &self.global_attrs {
             let attr = crate::model::Attr::text(name, value);
-            if let Some(a) = meta.attrs.iter_mut().find(|a| &a.name == name) {
-                *a = attr;
-            } else if !had_nco && meta.attrs.last().is_some_and(|a| a.name == "NCO") {
-                // Before the NCO attribute this stamp added, as NCO writes them.
+            if nco_added && meta.attr(name).is_none() {
                 let at = meta.attrs.len() - 1;
                 meta.attrs.insert(at, attr);
             } else {
-                meta.attrs.push(attr);
+                crate::model::set_attr(&mut meta.attrs, attr);
             }
         }
         if let Some(files) = &self.input_list {

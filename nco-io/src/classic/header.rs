@@ -78,7 +78,7 @@ impl Header {
     /// (a copy or download that stopped) whose header is intact is still read, its
     /// header printed and the variables inside it extracted, but reading one past the
     /// end is this error naming it (NCO 5.1.4 reads zeros there and succeeds).
-    pub fn check_inside(&self, var: usize, path: &str) -> Result<()> {
+    pub fn check_inside(&self, var: usize, path: &dyn std::fmt::Display) -> Result<()> {
         let end = self.data_end(var);
         if end <= self.file_len {
             return Ok(());
@@ -603,7 +603,7 @@ mod tests {
         let past = (0..h.layout.len())
             .find(|&v| h.data_end(v) > bytes.len() as u64)
             .expect("a variable past the end");
-        let e = h.check_inside(past, "x.nc").unwrap_err().to_string();
+        let e = h.check_inside(past, &"x.nc").unwrap_err().to_string();
         assert!(
             e.contains(&format!("variable {} lies past the end", m.vars[past].name))
                 && e.contains("truncated"),
