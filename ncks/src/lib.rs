@@ -194,21 +194,27 @@ fn extract_to(
         fix: cli.fix_rec_dmn.clone(),
         make: cli.mk_rec_dmn.clone(),
     };
-    let sel_args = cli.std.select.select_args();
     let layout = extract::Layout {
         gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
-        // Without -v every group -g selects is written, even one without variables.
-        groups: if sel_args.vars.is_empty() {
-            let keep = groups::select_groups(ds.meta(), &sel_args.groups)?;
-            (0..keep.len()).filter(|&g| keep[g]).collect()
-        } else {
-            Vec::new()
-        },
+        groups: whole_groups(cli, ds.meta())?,
     };
     let plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
     let mut out = Output::create(target, plan.meta.clone())?;
     out.copy_plan(ds, &plan, sel)?;
     Ok(out)
+}
+
+/// The groups written or printed even when none of their variables is: without `-v`,
+/// every group `-g` selects (all groups without `-g`), as NCO 5.1.4 copies and prints.
+///
+/// Errors: a `-g` item that selects no group.
+fn whole_groups(cli: &Cli, meta: &nco_core::model::Meta) -> Result<Vec<usize>> {
+    let sel_args = cli.std.select.select_args();
+    if !sel_args.vars.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keep = groups::select_groups(meta, &sel_args.groups)?;
+    Ok((0..keep.len()).filter(|&g| keep[g]).collect())
 }
 
 fn print_file(
@@ -218,9 +224,6 @@ fn print_file(
     sel: &Selection,
     input: &Path,
 ) -> Result<()> {
-    // The printer has no group structure yet: it would print every group's
-    // dimensions and variables as the root's (issue 17).
-    groups::refuse_subgroups("ncks printing", input, ds.meta())?;
     let explicit = cli.print_data || cli.print_var_meta || cli.print_global_meta || cli.print_all;
     let all = !explicit;
     // `-s` prints in the traditional style unless --cdl or --json asks otherwise: NCO
@@ -234,6 +237,11 @@ fn print_file(
     } else {
         Style::Cdl
     };
+    if style == Style::Trd {
+        // The traditional printer has no group structure yet: it would print every
+        // group's variables as the root's (issue 17).
+        groups::refuse_subgroups("ncks --trd printing", input, ds.meta())?;
+    }
     let format = match &cli.string_format {
         Some(f) => {
             let mut notes = Vec::new();
@@ -263,6 +271,7 @@ fn print_file(
             .file_stem()
             .map(|s| Path::new(s).display().to_string())
             .unwrap_or_default(),
+        groups: whole_groups(cli, ds.meta())?,
     };
     if cli.std.common.quiet {
         return Ok(());

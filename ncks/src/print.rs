@@ -48,6 +48,9 @@ pub struct PrintOptions {
     pub values_only: bool,
     /// Name printed after `netcdf` (the file's stem).
     pub name: String,
+    /// Groups shown even when none of their variables is printed (with their
+    /// attributes): those `-g` selects when no `-v` is given, as in a copy.
+    pub groups: Vec<usize>,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -618,14 +621,72 @@ fn cdl_string(c: &[u8]) -> String {
     s
 }
 
-/// Output dimensions of the printed variables, sorted by name.
-fn used_dims(m: &Meta, vars: &[usize]) -> Vec<usize> {
-    let mut ds: Vec<usize> = vars.iter().flat_map(|&v| m.vars[v].dims.clone()).collect();
-    ds.sort_by(|&a, &b| m.dims[a].name.as_bytes().cmp(m.dims[b].name.as_bytes()));
+/// The groups a print shows: those of the printed variables and their ancestors, the
+/// root always, and the groups `-g` selects when no `-v` is given (NCO 5.1.4 prints
+/// the groups a copy of the same selection would write). Visited depth first, each
+/// group's subgroups in the file's order (NCO's copies define them alphabetically,
+/// its prints follow the file).
+struct Tree<'a> {
+    m: &'a Meta,
+    shown: Vec<bool>,
+}
+
+impl<'a> Tree<'a> {
+    /// The groups shown when printing `vars` of `m`, with the `extra` groups.
+    fn new(m: &'a Meta, vars: &[usize], extra: &[usize]) -> Tree<'a> {
+        let mut shown = vec![false; m.groups.len()];
+        shown[0] = true;
+        let wanted = vars
+            .iter()
+            .map(|&v| m.vars[v].group)
+            .chain(extra.iter().copied());
+        for g in wanted {
+            let mut at = Some(g);
+            while let Some(i) = at {
+                shown[i] = true;
+                at = m.groups[i].parent;
+            }
+        }
+        Tree { m, shown }
+    }
+
+    /// The shown subgroups of `g`, in the file's order.
+    fn children(&self, g: usize) -> Vec<usize> {
+        let mut c = self.m.subgroups(g);
+        c.retain(|&s| self.shown[s]);
+        c
+    }
+
+    /// The printed variables of group `g`, in print order.
+    fn vars_in(&self, vars: &[usize], g: usize) -> Vec<usize> {
+        vars.iter()
+            .copied()
+            .filter(|&v| self.m.vars[v].group == g)
+            .collect()
+    }
+}
+
+/// Dimensions of group `g` that the printed variables use (of any group), in the
+/// file's order.
+fn group_dims(m: &Meta, vars: &[usize], g: usize) -> Vec<usize> {
+    let mut ds: Vec<usize> = vars
+        .iter()
+        .flat_map(|&v| m.vars[v].dims.iter().copied())
+        .filter(|&d| m.dims[d].group == g)
+        .collect();
+    ds.sort_unstable();
     ds.dedup();
     ds
 }
 
+/// [`group_dims`] sorted by name (CDL's order).
+fn used_dims(m: &Meta, vars: &[usize], g: usize) -> Vec<usize> {
+    let mut ds = group_dims(m, vars, g);
+    ds.sort_by(|&a, &b| m.dims[a].name.as_bytes().cmp(m.dims[b].name.as_bytes()));
+    ds
+}
+
+/// Print in CDL, groups nested as NCO 5.1.4 prints them.
 fn print_cdl(
     ds: &Dataset,
     vars: &[usize],
@@ -633,82 +694,123 @@ fn print_cdl(
     o: &PrintOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let tree = Tree::new(ds.meta(), vars, &o.groups);
+    writeln!(out, "netcdf {} {{", o.name).map_err(io)?;
+    cdl_group(ds, &tree, 0, vars, sel, o, out)?;
+    writeln!(out, "}} // group /").map_err(io)
+}
+
+/// Print group `g`'s sections (inside its braces) and its shown subgroups: dimensions,
+/// variables, attributes, data, each section after a blank line but the first, as
+/// NCO 5.1.4 lays them out (the root's global attributes are followed by a blank
+/// line, other groups' attributes are not).
+fn cdl_group(
+    ds: &Dataset,
+    tree: &Tree,
+    g: usize,
+    vars: &[usize],
+    sel: &Selection,
+    o: &PrintOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
     let m = ds.meta();
-    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(io);
-    w(out, format!("netcdf {} {{", o.name))?;
-    w(out, "  dimensions:".into())?;
-    for d in used_dims(m, vars) {
-        let dim = &m.dims[d];
-        let n = sel.len(m, d);
-        if dim.unlimited {
-            w(
-                out,
-                format!("    {} = UNLIMITED ; // ({n} currently)", dim.name),
-            )?;
-        } else {
-            w(out, format!("    {} = {n} ;", dim.name))?;
-        }
-    }
-    w(out, String::new())?;
-    w(out, "  variables:".into())?;
-    let globals = o.global_meta && !m.attrs.is_empty();
-    for (k, &v) in vars.iter().enumerate() {
-        let var = &m.vars[v];
-        let dims = if var.dims.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<&str> = var.dims.iter().map(|&d| m.dims[d].name.as_str()).collect();
-            format!("({})", names.join(","))
-        };
-        w(
-            out,
-            format!("    {} {}{dims} ;", var.ty.cdl_name(), var.name),
-        )?;
-        if o.var_meta {
-            for a in &var.attrs {
-                w(out, format!("      {}", cdl_attr_line(&var.name, a)))?;
+    let ind = "  ".repeat(m.depth(g) + 1);
+    let w = |out: &mut dyn Write, s: std::fmt::Arguments| writeln!(out, "{s}").map_err(io);
+    let dims = used_dims(m, vars, g);
+    let gvars = tree.vars_in(vars, g);
+    if !dims.is_empty() {
+        w(out, format_args!("{ind}dimensions:"))?;
+        for d in dims.iter().copied() {
+            let dim = &m.dims[d];
+            let n = sel.len(m, d);
+            if dim.unlimited {
+                w(
+                    out,
+                    format_args!("{ind}  {} = UNLIMITED ; // ({n} currently)", dim.name),
+                )?;
+            } else {
+                w(out, format_args!("{ind}  {} = {n} ;", dim.name))?;
             }
         }
-        // A blank line between variables, and after the last one only when global
-        // attributes or data follow (NCO 5.1.4's `-m` ends at the last attribute).
-        if k + 1 < vars.len() || globals || o.data {
-            w(out, String::new())?;
+    }
+    if !gvars.is_empty() {
+        if !dims.is_empty() {
+            writeln!(out).map_err(io)?;
+        }
+        w(out, format_args!("{ind}variables:"))?;
+        for (k, &v) in gvars.iter().enumerate() {
+            let var = &m.vars[v];
+            if k > 0 {
+                writeln!(out).map_err(io)?;
+            }
+            let dims = if var.dims.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<&str> = var.dims.iter().map(|&d| m.dims[d].name.as_str()).collect();
+                format!("({})", names.join(","))
+            };
+            w(
+                out,
+                format_args!("{ind}  {} {}{dims} ;", var.ty.cdl_name(), var.name),
+            )?;
+            if o.var_meta {
+                for a in &var.attrs {
+                    w(
+                        out,
+                        format_args!("{ind}    {}", cdl_attr_line(&var.name, a)),
+                    )?;
+                }
+            }
         }
     }
-    if globals {
-        w(out, "  // global attributes:".into())?;
-        for a in &m.attrs {
-            w(out, format!("    {}", cdl_attr_line("", a)))?;
+    let attrs = m.group_attrs(g);
+    if o.global_meta && !attrs.is_empty() {
+        let kind = if g == 0 { "global" } else { "group" };
+        writeln!(out).map_err(io)?;
+        w(out, format_args!("{ind}// {kind} attributes:"))?;
+        for a in attrs {
+            w(out, format_args!("{ind}  {}", cdl_attr_line("", a)))?;
         }
-        w(out, String::new())?;
-        if o.data {
-            w(out, String::new())?;
-        }
-    }
-    if o.data {
-        w(out, "  data:".into())?;
-        for &v in vars {
-            cdl_var_data(ds, v, sel, o, out)?;
+        if g == 0 {
+            writeln!(out).map_err(io)?;
         }
     }
-    w(out, "} // group /".into())
+    if o.data && !gvars.is_empty() {
+        writeln!(out).map_err(io)?;
+        w(out, format_args!("{ind}data:"))?;
+        for &v in &gvars {
+            cdl_var_data(ds, v, sel, o, &ind, out)?;
+        }
+    }
+    for c in tree.children(g) {
+        w(out, format_args!("{ind}group: {} {{", m.groups[c].name))?;
+        cdl_group(ds, tree, c, vars, sel, o, out)?;
+        w(out, format_args!("{ind}}} // group {}", m.group_path(c)))?;
+    }
+    Ok(())
 }
 
 fn cdl_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -> String {
     if is_missing(vals, i, fill) && !o.no_blank {
         return "_".into();
     }
-    match &o.format {
-        Some(f) => f.format(Arg::of(vals, i)),
-        None => num(vals, i, 7, 15, NonFinite::Cdl),
+    match (&o.format, vals) {
+        (Some(f), _) => f.format(Arg::of(vals, i)),
+        // Quotes and backslashes escaped, as ncdump and NCO write string data.
+        (None, Values::Str(s)) => cdl_string(s[i].as_bytes()),
+        (None, _) => num(vals, i, 7, 15, NonFinite::Cdl),
     }
 }
 
+/// Print the CDL data of variable `v` (its hyperslab under `sel`), the name indented
+/// by `ind` and two spaces (the rows of a multi-dimensional array too), read and
+/// printed in blocks ([`for_each_block`]).
 fn cdl_var_data(
     ds: &Dataset,
     v: usize,
     sel: &Selection,
     o: &PrintOptions,
+    ind: &str,
     out: &mut dyn Write,
 ) -> Result<()> {
     let m = ds.meta();
@@ -716,7 +818,8 @@ fn cdl_var_data(
     let idx = sel.for_var(m, v);
     let fill = fill_of(var);
     let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
-    write!(out, "    {} = ", var.name).map_err(io)?;
+    let lead = format!("{ind}  ");
+    write!(out, "{lead}{} = ", var.name).map_err(io)?;
     // Separators go before every item but the first: ", " between values of a row,
     // ", \n" between rows (each row on its own line).
     let mut first = true;
@@ -738,7 +841,7 @@ fn cdl_var_data(
                     (false, true) => ", \n",
                     (false, false) => ", ",
                 };
-                let indent = if multi { "    " } else { "" };
+                let indent = if multi { lead.as_str() } else { "" };
                 write!(out, "{sep}{indent}{}", cdl_string(r)).map_err(io)?;
                 first = false;
             }
@@ -764,11 +867,12 @@ fn cdl_var_data(
         for_each_block(ds, v, &idx, |vals| {
             for i in 0..vals.len() {
                 let sep = match (i % row == 0, first) {
-                    (true, true) => "    ",
-                    (true, false) => ", \n    ",
+                    (true, true) => "",
+                    (true, false) => ", \n",
                     (false, _) => ", ",
                 };
-                write!(out, "{sep}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
+                let pad = if i % row == 0 { lead.as_str() } else { "" };
+                write!(out, "{sep}{pad}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
                 first = false;
             }
             Ok(())
@@ -940,7 +1044,8 @@ fn write_json_data(
 }
 
 /// Print in NCO's JSON style: the metadata as text, each variable's data written in
-/// blocks as it is read (memory does not grow with the variable).
+/// blocks as it is read (memory does not grow with the variable); groups nested under
+/// `"groups"` as NCO 5.1.4 prints them.
 fn print_json(
     ds: &Dataset,
     vars: &[usize],
@@ -948,27 +1053,52 @@ fn print_json(
     o: &PrintOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let tree = Tree::new(ds.meta(), vars, &o.groups);
+    json_group(ds, &tree, 0, vars, sel, o, out)?;
+    writeln!(out).map_err(io)
+}
+
+/// Write group `g` as a JSON object (from its `{` to its `}`): its sections
+/// `"dimensions"` (file order), `"variables"`, `"attributes"` and `"groups"`, each
+/// present when not empty, keys indented by two spaces more than the object's own
+/// indentation (the root's is none, a group's is that of its key); an object without
+/// sections holds one empty line, as in NCO.
+fn json_group(
+    ds: &Dataset,
+    tree: &Tree,
+    g: usize,
+    vars: &[usize],
+    sel: &Selection,
+    o: &PrintOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
     let m = ds.meta();
-    let mut file_order = used_dims(m, vars);
-    file_order.sort_unstable();
-    let dims: Vec<String> = file_order
-        .iter()
-        .map(|&d| format!("    {}: {}", json_string(&m.dims[d].name), sel.len(m, d)))
-        .collect();
-    // Sections separated by ",\n" inside the outer braces.
-    let mut sections = 0;
-    let mut section = |out: &mut dyn Write, text: &str| -> Result<()> {
-        let sep = if sections == 0 { "{\n" } else { ",\n" };
-        sections += 1;
-        write!(out, "{sep}{text}").map_err(io)
+    let close = if g == 0 {
+        String::new()
+    } else {
+        " ".repeat(4 * m.depth(g))
     };
+    let ind = format!("{close}  ");
+    let mut sections = 0;
+    let mut section = |out: &mut dyn Write, name: &str| -> Result<()> {
+        let sep = if sections == 0 { "\n" } else { ",\n" };
+        sections += 1;
+        write!(out, "{sep}{ind}\"{name}\": {{").map_err(io)
+    };
+    write!(out, "{{").map_err(io)?;
+    let dims: Vec<String> = group_dims(m, vars, g)
+        .iter()
+        .map(|&d| format!("{ind}  {}: {}", json_string(&m.dims[d].name), sel.len(m, d)))
+        .collect();
     if !dims.is_empty() {
-        section(
-            out,
-            &format!("  \"dimensions\": {{\n{}\n  }}", dims.join(",\n")),
-        )?;
+        section(out, "dimensions")?;
+        write!(out, "\n{}\n{ind}}}", dims.join(",\n")).map_err(io)?;
     }
-    for (k, &v) in vars.iter().enumerate() {
+    let gvars = tree.vars_in(vars, g);
+    if !gvars.is_empty() {
+        section(out, "variables")?;
+    }
+    for (k, &v) in gvars.iter().enumerate() {
         let var = &m.vars[v];
         let mut fields = Vec::new();
         if !var.dims.is_empty() {
@@ -977,50 +1107,58 @@ fn print_json(
                 .iter()
                 .map(|&d| json_string(&m.dims[d].name))
                 .collect();
-            fields.push(format!("      \"shape\": [{}]", names.join(", ")));
+            fields.push(format!("{ind}    \"shape\": [{}]", names.join(", ")));
         }
-        fields.push(format!("      \"type\": \"{}\"", var.ty.cdl_name()));
+        fields.push(format!("{ind}    \"type\": \"{}\"", var.ty.cdl_name()));
         if o.var_meta && !var.attrs.is_empty() {
             let a: Vec<String> = var
                 .attrs
                 .iter()
-                .map(|a| format!("        {}: {}", json_string(&a.name), json_attr(&a.value)))
+                .map(|a| {
+                    let (name, value) = (json_string(&a.name), json_attr(&a.value));
+                    format!("{ind}      {name}: {value}")
+                })
                 .collect();
             fields.push(format!(
-                "      \"attributes\": {{\n{}\n      }}",
+                "{ind}    \"attributes\": {{\n{}\n{ind}    }}",
                 a.join(",\n")
             ));
         }
-        let head = format!("    {}: {{\n{}", json_string(&var.name), fields.join(",\n"));
-        if k == 0 {
-            section(out, &format!("  \"variables\": {{\n{head}"))?;
-        } else {
-            write!(out, ",\n{head}").map_err(io)?;
-        }
+        let sep = if k == 0 { "\n" } else { ",\n" };
+        let name = json_string(&var.name);
+        write!(out, "{sep}{ind}  {name}: {{\n{}", fields.join(",\n")).map_err(io)?;
         if o.data {
-            write!(out, ",\n      \"data\": ").map_err(io)?;
+            write!(out, ",\n{ind}    \"data\": ").map_err(io)?;
             write_json_data(ds, v, &sel.for_var(m, v), &fill_of(var), out)?;
         }
-        write!(out, "\n    }}").map_err(io)?;
+        write!(out, "\n{ind}  }}").map_err(io)?;
     }
-    if !vars.is_empty() {
-        write!(out, "\n  }}").map_err(io)?;
+    if !gvars.is_empty() {
+        write!(out, "\n{ind}}}").map_err(io)?;
     }
-    if o.global_meta && !m.attrs.is_empty() {
-        let a: Vec<String> = m
-            .attrs
+    let attrs = m.group_attrs(g);
+    if o.global_meta && !attrs.is_empty() {
+        let a: Vec<String> = attrs
             .iter()
-            .map(|a| format!("    {}: {}", json_string(&a.name), json_attr(&a.value)))
+            .map(|a| format!("{ind}  {}: {}", json_string(&a.name), json_attr(&a.value)))
             .collect();
-        section(
-            out,
-            &format!("  \"attributes\": {{\n{}\n  }}", a.join(",\n")),
-        )?;
+        section(out, "attributes")?;
+        write!(out, "\n{}\n{ind}}}", a.join(",\n")).map_err(io)?;
+    }
+    let children = tree.children(g);
+    if !children.is_empty() {
+        section(out, "groups")?;
+        for (k, &c) in children.iter().enumerate() {
+            let sep = if k == 0 { "\n" } else { ",\n" };
+            write!(out, "{sep}{ind}  {}: ", json_string(&m.groups[c].name)).map_err(io)?;
+            json_group(ds, tree, c, vars, sel, o, out)?;
+        }
+        write!(out, "\n{ind}}}").map_err(io)?;
     }
     if sections == 0 {
-        writeln!(out, "{{").map_err(io)?;
+        writeln!(out).map_err(io)?;
     }
-    writeln!(out, "\n}}").map_err(io)
+    write!(out, "\n{close}}}").map_err(io)
 }
 
 #[cfg(test)]

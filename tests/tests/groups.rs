@@ -178,7 +178,10 @@ fn netcdf3_outputs_flatten_groups_and_convert_types_as_nco() {
             .run()
             .clean_failure(v);
     }
-    assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+    // NCO leaves its temporary file behind on these failures; ours nothing.
+    if !is_nco() {
+        assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+    }
 }
 
 #[test]
@@ -214,7 +217,10 @@ fn bad_group_requests_fail_cleanly() {
             .run()
             .clean_failure("groups");
     }
-    assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+    // NCO leaves its temporary file behind on these failures; ours nothing.
+    if !is_nco() {
+        assert!(s.files().is_empty(), "no output left: {:?}", s.files());
+    }
 }
 
 /// Group `path` of a dump. Panics when absent.
@@ -308,12 +314,16 @@ fn operators_without_groups_refuse_files_with_groups() {
     let flat = nco_tests::fixture_nc4().to_string_lossy().into_owned();
     one_line("ncbo", &["-O", &flat, &g, &out], &g);
     one_line("ncap2", &["-O", "-s", "x=1", &g, &out], &g);
-    // ncks writes groups but does not print them yet.
-    for args in [vec![], vec!["-m"], vec!["--trd"], vec!["--json"]] {
+    // ncks prints groups in CDL and JSON, not yet in the traditional style.
+    for args in [
+        vec!["--trd"],
+        vec!["-m", "--trd"],
+        vec!["-s", "%g", "-v", "pr"],
+    ] {
         let r = nco("ncks").args(&args).arg(&g).run().clean_failure(&g);
         assert_eq!(
             r.stderr.trim_end(),
-            format!("ncks: ERROR {g}: groups are not supported yet by ncks printing")
+            format!("ncks: ERROR {g}: groups are not supported yet by ncks --trd printing")
         );
         assert!(r.stdout.is_empty(), "ncks {args:?} printed {}", r.stdout);
     }
@@ -323,4 +333,66 @@ fn operators_without_groups_refuse_files_with_groups() {
     one_line("ncatted", &["-a", "a,global,c,c,b", &other], &other);
     one_line("ncrename", &["-v", "scalar,sc", &other], &other);
     assert_eq!(std::fs::read(&other).unwrap(), before);
+}
+
+/// ncks prints a file with groups as NCO 5.1.4 does, byte for byte: CDL (each group
+/// nested in its parent, its dimensions, variables, attributes and data, sections
+/// after blank lines as NCO spaces them) and JSON (`"groups"` objects), for the whole
+/// file, metadata, data, and selections by variable, path and group (a group is
+/// shown when a printed variable is in it or below it, or `-g` selects it without
+/// `-v`); string data with quotes escaped.
+#[test]
+fn printing_shows_groups_as_nco() {
+    let g = gx();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-m"],
+        &["-M"],
+        &["-H"],
+        &["-v", "ta"],
+        &["-v", "tas"],
+        &["-v", "/tas"],
+        &["-m", "-v", "pr"],
+        &["-H", "-v", "pr"],
+        &["-C", "-v", "ta"],
+        &["-C", "-v", "t2m"],
+        &["-g", "obs"],
+        &["-g", "diag"],
+        &["-g", "empty"],
+        &["-v", "scalar"],
+        &["-M", "-v", "scalar"],
+        &["-d", "time,1,2", "-v", "ta"],
+        &["-v", "code,label,city"],
+        &["--json"],
+        &["--json", "-v", "ta,pr"],
+        &["--json", "-m"],
+        &["--json", "-M"],
+        &["--json", "-g", "empty"],
+        &["--json", "-H", "-g", "obs"],
+    ];
+    for &args in cases {
+        let theirs = reference("ncks").args(args).arg(&g).succeeds();
+        let ours = nco("ncks").args(args).arg(&g).succeeds();
+        assert!(
+            ours.stdout == theirs.stdout,
+            "ncks {args:?}: stdout differs from NCO's:\n{}\n---- NCO:\n{}",
+            ours.stdout,
+            theirs.stdout
+        );
+    }
+    let whole = nco("ncks").arg(&g).succeeds().stdout;
+    for line in [
+        "  group: model {",
+        "    group: diag {",
+        "      data:",
+        "        pr = ",
+        "    } // group /model/diag",
+        "  } // group /empty",
+        r#"    city = "Santiago", "Quito", "Cairo \"old\"" ;"#,
+    ] {
+        assert!(
+            whole.lines().any(|l| l == line),
+            "no line {line:?} in\n{whole}"
+        );
+    }
 }
