@@ -237,11 +237,6 @@ fn print_file(
     } else {
         Style::Cdl
     };
-    if style == Style::Trd {
-        // The traditional printer has no group structure yet: it would print every
-        // group's variables as the root's (issue 17).
-        groups::refuse_subgroups("ncks --trd printing", input, ds.meta())?;
-    }
     let format = match &cli.string_format {
         Some(f) => {
             let mut notes = Vec::new();

@@ -178,10 +178,9 @@ impl Coords<'_> {
     fn get(&mut self, d: usize) -> Result<Option<&(Values, usize)>> {
         if !self.cache.contains_key(&d) {
             let m = self.ds.meta();
-            let name = &m.dims[d].name;
-            let c = match m.var_id(name) {
-                Some(v) if m.is_coord_var(&m.vars[v]) => Some((self.ds.read_all(v)?, v)),
-                _ => None,
+            let c = match m.coord_var(d) {
+                Some(v) => Some((self.ds.read_all(v)?, v)),
+                None => None,
             };
             self.cache.insert(d, c);
         }
@@ -219,9 +218,24 @@ fn print_trd(
             }
             writeln!(out).map_err(io)?;
         }
+        // Then each shown group's attributes, in order of group paths (NCO 5.1.4).
+        let tree = Tree::new(m, vars, &o.groups);
+        let mut shown: Vec<(String, usize)> = (1..m.groups.len())
+            .filter(|&g| tree.shown[g] && !m.groups[g].attrs.is_empty())
+            .map(|g| (m.group_path(g), g))
+            .collect();
+        shown.sort();
+        for (path, g) in shown {
+            writeln!(out, "Group {path} attributes:").map_err(io)?;
+            for (i, a) in m.groups[g].attrs.iter().enumerate() {
+                writeln!(out, "Group attribute {i}: {}", trd_attr(a)).map_err(io)?;
+            }
+            writeln!(out).map_err(io)?;
+        }
     }
     if o.var_meta {
         for &v in vars {
+            trd_path_line(m, v, out)?;
             trd_var_meta(m, v, sel, out)?;
         }
     }
@@ -231,10 +245,33 @@ fn print_trd(
             cache: HashMap::new(),
         };
         for &v in vars {
+            if o.format.is_none() {
+                trd_path_line(m, v, out)?;
+            }
             trd_var_data(ds, v, sel, o, &mut coords, out)?;
         }
     }
     Ok(())
+}
+
+/// The full path of variable `v` on a line of its own before its traditional-style
+/// metadata or data, for a variable outside the root group (NCO 5.1.4).
+fn trd_path_line(m: &Meta, v: usize, out: &mut dyn Write) -> Result<()> {
+    if m.vars[v].group != 0 {
+        writeln!(out, "{}", m.var_path(v)).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// How traditional-style metadata names dimension `d` of a variable of group `g`: the
+/// short name in its own group, the full path when an ancestor defines it (NCO 5.1.4:
+/// `t2m dimension 0: /time`).
+fn trd_dim_name(m: &Meta, d: usize, g: usize) -> String {
+    if m.dims[d].group == g {
+        m.dims[d].name.clone()
+    } else {
+        m.dim_path(d)
+    }
 }
 
 fn trd_attr(a: &Attr) -> String {
@@ -282,6 +319,19 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
         yn(packed)
     )
     .map_err(io)?;
+    if let Some(level) = var.storage.deflate.filter(|&l| l > 0) {
+        let with = if var.storage.shuffle {
+            "with"
+        } else {
+            "without"
+        };
+        writeln!(
+            out,
+            "{} compression (Lempel-Ziv {with} shuffling) level = {level}",
+            var.name
+        )
+        .map_err(io)?;
+    }
     let lens: Vec<usize> = var.dims.iter().map(|&d| sel.len(m, d)).collect();
     let n: usize = lens.iter().product();
     let shape = if lens.is_empty() {
@@ -305,7 +355,8 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
     .map_err(io)?;
     for (k, &d) in var.dims.iter().enumerate() {
         let dim = &m.dims[d];
-        let coord = m.var_id(&dim.name).filter(|&c| m.is_coord_var(&m.vars[c]));
+        let coord = m.coord_var(d);
+        let dname = trd_dim_name(m, d, var.group);
         let rec = if dim.unlimited { "Record " } else { "" };
         // A chunked variable's chunk length along the dimension follows the size.
         let chunk = match &var.storage.chunks {
@@ -316,18 +367,15 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
             None => String::new(),
         };
         let desc = match coord {
-            Some(c) => format!(
-                " {}{chunk} ({}coordinate is {})",
-                m.vars[c].ty, rec, dim.name
-            ),
-            None => format!("{chunk} ({}non-coordinate dimension)", rec),
+            Some(c) => format!(" {}{chunk} ({rec}coordinate is {dname})", m.vars[c].ty),
+            None => format!("{chunk} ({rec}non-coordinate dimension)"),
         };
         // NCO capitalises the first word inside the parentheses.
         let desc = capitalise_paren(&desc);
         writeln!(
             out,
-            "{} dimension {k}: {}, size = {}{desc}",
-            var.name, dim.name, lens[k]
+            "{} dimension {k}: {dname}, size = {}{desc}",
+            var.name, lens[k]
         )
         .map_err(io)?;
     }

@@ -314,19 +314,6 @@ fn operators_without_groups_refuse_files_with_groups() {
     let flat = nco_tests::fixture_nc4().to_string_lossy().into_owned();
     one_line("ncbo", &["-O", &flat, &g, &out], &g);
     one_line("ncap2", &["-O", "-s", "x=1", &g, &out], &g);
-    // ncks prints groups in CDL and JSON, not yet in the traditional style.
-    for args in [
-        vec!["--trd"],
-        vec!["-m", "--trd"],
-        vec!["-s", "%g", "-v", "pr"],
-    ] {
-        let r = nco("ncks").args(&args).arg(&g).run().clean_failure(&g);
-        assert_eq!(
-            r.stderr.trim_end(),
-            format!("ncks: ERROR {g}: groups are not supported yet by ncks --trd printing")
-        );
-        assert!(r.stdout.is_empty(), "ncks {args:?} printed {}", r.stdout);
-    }
     assert!(!std::path::Path::new(&out).exists(), "ncap2 wrote {out}");
     // In-place editors leave the file as it was.
     let before = std::fs::read(&other).unwrap();
@@ -337,7 +324,10 @@ fn operators_without_groups_refuse_files_with_groups() {
 
 /// ncks prints a file with groups as NCO 5.1.4 does, byte for byte: CDL (each group
 /// nested in its parent, its dimensions, variables, attributes and data, sections
-/// after blank lines as NCO spaces them) and JSON (`"groups"` objects), for the whole
+/// after blank lines as NCO spaces them), JSON (`"groups"` objects) and the
+/// traditional style (group attributes after the global ones, a variable outside the
+/// root after a line with its path, dimensions of other groups by path, coordinate
+/// values from the coordinate in scope: `/obs/lat`, not `/lat`), for the whole
 /// file, metadata, data, and selections by variable, path and group (a group is
 /// shown when a printed variable is in it or below it, or `-g` selects it without
 /// `-v`); string data with quotes escaped.
@@ -369,6 +359,23 @@ fn printing_shows_groups_as_nco() {
         &["--json", "-M"],
         &["--json", "-g", "empty"],
         &["--json", "-H", "-g", "obs"],
+        &["--trd"],
+        &["--trd", "-m"],
+        &["--trd", "-M"],
+        &["--trd", "-v", "tas"],
+        &["--trd", "-g", "obs"],
+        &["--trd", "-C", "-v", "t2m"],
+        &["--trd", "-V", "-v", "t2m"],
+        &["--trd", "-s", "%g ", "-v", "pr"],
+        &[
+            "--trd",
+            "-d",
+            "time,1,2",
+            "-d",
+            "lat,0",
+            "-v",
+            "pr,t2m,band",
+        ],
     ];
     for &args in cases {
         let theirs = reference("ncks").args(args).arg(&g).succeeds();
@@ -394,5 +401,18 @@ fn printing_shows_groups_as_nco() {
             whole.lines().any(|l| l == line),
             "no line {line:?} in\n{whole}"
         );
+    }
+    // /obs/band's coordinate is /obs/lat (10, 20), not /lat (-30, 0, 30).
+    let trd = nco("ncks")
+        .args(["--trd", "-v", "band"])
+        .arg(&g)
+        .succeeds()
+        .stdout;
+    for line in [
+        "/obs/band",
+        "band dimension 0: lat, size = 2 NC_FLOAT (Coordinate is lat)",
+        "lat[1]=20 band[1]=2 (no units)",
+    ] {
+        assert!(trd.lines().any(|l| l == line), "no line {line:?} in\n{trd}");
     }
 }
