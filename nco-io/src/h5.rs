@@ -423,6 +423,26 @@ impl H5Writer {
         let es = v.ty.size();
         let c0 = o.desc.chunk[0] as usize;
         let band_elems = c0 * o.row;
+        // A piece over elements already written (an append writing new records over
+        // the old ones it copied first): the bands cannot tell the extent from the
+        // count of elements written, so the variable goes through libnetcdf from now
+        // on, which writes over what is there (the caller writes this piece).
+        let overlaps = (start / band_elems..=(start + n - 1) / band_elems).any(|b| {
+            let Some(band) = o.bands.get(&b) else {
+                return false;
+            };
+            let lo = start.max(b * band_elems) - b * band_elems;
+            let hi = (start + n).min((b + 1) * band_elems) - b * band_elems;
+            band.pieces
+                .iter()
+                .any(|&(_, off, m, _)| lo < off + m && off < hi)
+        });
+        if overlaps {
+            let bands = std::mem::take(&mut o.bands);
+            o.lib = true;
+            Self::to_lib(lib, v, var, bands)?;
+            return Ok(false);
+        }
         // Split along bands (a piece of whole rows may span several).
         let mut at = 0usize;
         while at < n {
