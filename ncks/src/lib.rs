@@ -196,25 +196,12 @@ fn extract_to(
     };
     let layout = extract::Layout {
         gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
-        groups: whole_groups(cli, ds.meta())?,
+        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
     };
     let plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
     let mut out = Output::create(target, plan.meta.clone())?;
     out.copy_plan(ds, &plan, sel)?;
     Ok(out)
-}
-
-/// The groups written or printed even when none of their variables is: without `-v`,
-/// every group `-g` selects (all groups without `-g`), as NCO 5.1.4 copies and prints.
-///
-/// Errors: a `-g` item that selects no group.
-fn whole_groups(cli: &Cli, meta: &nco_core::model::Meta) -> Result<Vec<usize>> {
-    let sel_args = cli.std.select.select_args();
-    if !sel_args.vars.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keep = groups::select_groups(meta, &sel_args.groups)?;
-    Ok((0..keep.len()).filter(|&g| keep[g]).collect())
 }
 
 fn print_file(
@@ -266,7 +253,7 @@ fn print_file(
             .file_stem()
             .map(|s| Path::new(s).display().to_string())
             .unwrap_or_default(),
-        groups: whole_groups(cli, ds.meta())?,
+        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
     };
     if cli.std.common.quiet {
         return Ok(());

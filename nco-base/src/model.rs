@@ -294,6 +294,16 @@ impl Meta {
         self.path_in(self.vars[v].group, &self.vars[v].name)
     }
 
+    /// How messages and per-variable tables name variable `v`: its name in the root
+    /// group (`tas`, as for files without groups), its full path elsewhere
+    /// (`/model/diag/tas`); [`Meta::var_id`] finds it again from either.
+    pub fn var_ref(&self, v: usize) -> String {
+        match self.vars[v].group {
+            0 => self.vars[v].name.clone(),
+            _ => self.var_path(v),
+        }
+    }
+
     /// Full path of dimension `d` (`/time`, `/obs/station`).
     pub fn dim_path(&self, d: usize) -> String {
         self.path_in(self.dims[d].group, &self.dims[d].name)
@@ -418,6 +428,31 @@ impl Meta {
         }
         self.var_in(0, name)
             .or_else(|| self.vars.iter().position(|v| v.name == name))
+    }
+
+    /// The variable of this dataset at the full path of variable `v` of `other`: how the
+    /// multi-file operators match a variable of their first input in the others (by
+    /// path, so `/tas` and `/model/diag/tas` stay apart; for files without groups, by
+    /// name).
+    pub fn var_like(&self, other: &Meta, v: usize) -> Option<usize> {
+        let var = &other.vars[v];
+        if var.group == 0 {
+            return self.var_in(0, &var.name);
+        }
+        self.var_id(&other.var_path(v))
+    }
+
+    /// The dimension of this dataset at the full path of dimension `d` of `other` (see
+    /// [`Meta::var_like`]).
+    pub fn dim_like(&self, other: &Meta, d: usize) -> Option<usize> {
+        let dim = &other.dims[d];
+        if dim.group == 0 {
+            return self
+                .dims
+                .iter()
+                .position(|x| x.group == 0 && x.name == dim.name);
+        }
+        self.dim_id(&other.dim_path(d))
     }
 
     /// The variable `name` (as [`Meta::var_id`] finds it).

@@ -152,9 +152,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         }
     }
     let (inputs, sets) = open_inputs(&cli)?;
-    for (f, ds) in inputs.files.iter().zip(&sets) {
-        groups::refuse_subgroups(prog, f, ds.meta())?;
-    }
     let ra = Ra {
         prog,
         argv: &argv,
@@ -174,6 +171,10 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             "--list",
             "the station list is for ncrcat (and ncks), not ncra",
         ));
+    }
+    // The station list's plans name variables by their short names (issue 17).
+    for (f, ds) in inputs.files.iter().zip(&sets) {
+        groups::refuse_subgroups("ncrcat --list", f, ds.meta())?;
     }
     let stations_list = stations::read_list(list)?;
     if inputs.output.as_os_str().is_empty() {
@@ -368,7 +369,12 @@ impl Ra<'_> {
         // Output definitions: the first file's variables, record dimension resized.
         let mut rec_sel = sel.clone();
         rec_sel.dims[rec] = Some((0..out_records).collect());
-        let plan = target.plan_extract(first, &vars, &rec_sel, &RecordChange::default())?;
+        let layout = nco_core::extract::Layout {
+            gpe: None,
+            groups: nco_core::select::whole_groups(first, &sel_args)?,
+        };
+        let plan =
+            target.plan_extract_with(first, &vars, &rec_sel, &RecordChange::default(), &layout)?;
         let mut meta = plan.meta;
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
@@ -379,7 +385,12 @@ impl Ra<'_> {
             true => {
                 let lock = output::UpdateLock::acquire(&target.path, self.prog)?;
                 let old = Dataset::open(&target.path)?;
-                groups::refuse_subgroups(self.prog, &target.path, old.meta())?;
+                // Its records are matched by short name (issue 17).
+                let what = format!("{} --rec_apn", self.prog);
+                groups::refuse_subgroups(&what, &target.path, old.meta())?;
+                for (f, ds) in self.inputs.files.iter().zip(sets) {
+                    groups::refuse_subgroups(&what, f, ds.meta())?;
+                }
                 (Some(lock), Some(old))
             }
             false => (None, None),
@@ -535,7 +546,7 @@ impl Ra<'_> {
         let compute = |o: usize| -> Result<(usize, Vec<(usize, Values)>, Casts)> {
             let v = p.vars[o];
             let var = &first.vars[v];
-            let Some(oi) = p.meta.var_id(&var.name) else {
+            let Some(oi) = p.meta.var_like(first, v) else {
                 return Ok((o, Vec::new(), Casts::default()));
             };
             let mut chunks = Vec::new();
@@ -559,7 +570,7 @@ impl Ra<'_> {
         };
         let mut unfit = arith::Unfit::default();
         pipeline::for_each_ordered(p.vars.len(), compute, |_, (oi, chunks, casts)| {
-            unfit.add(&meta.vars[oi].name, casts);
+            unfit.add(&meta.var_ref(oi), casts);
             for (first_rec, vals) in chunks {
                 out.write(oi, first_rec, &vals)?;
             }
@@ -582,7 +593,6 @@ impl Ra<'_> {
     ) -> Result<(Vec<(usize, Values)>, Casts)> {
         let cli = self.cli;
         let first = self.sets[0].meta();
-        let var = &first.vars[v];
         // Coordinate-like variables (the record coordinate, bounds, auxiliary
         // coordinates) are averaged without weights whatever -y says (NCO 5.1.4).
         let red = arith::reduction(first, v, self.op, arith::Reducer::Ncra);
@@ -596,7 +606,7 @@ impl Ra<'_> {
             let mut acc = Accum::new(this_op, n);
             for pick in p.group(g, cli.mro) {
                 let ds = &self.sets[pick.file];
-                let vid = ds.meta().var_id(&var.name).unwrap_or(v);
+                let vid = ds.meta().var_like(first, v).unwrap_or(v);
                 idx[0] = vec![pick.record];
                 let w = record_weight(&p.weights, ds, pick)?;
                 let w = if red.weighted { w } else { 1.0 };

@@ -4,7 +4,7 @@
 //! `-G` edits group paths; netCDF3 outputs flatten the groups. Files are compared
 //! with NCO's own output of the same command (exact: ncks does no arithmetic).
 
-use nco_tests::{compare, gx, is_nco, nco, reference, storage, Dump, Scratch};
+use nco_tests::{compare, gx, is_nco, nco, reference, storage, tool, Dump, Scratch};
 
 /// Run `ncks ARGS groups.nc out` with NCO and with the binaries under test; require
 /// equal files.
@@ -288,7 +288,8 @@ fn string_variables_in_groups_are_copied_subset_and_sliced_as_nco() {
 
 #[test]
 fn operators_without_groups_refuse_files_with_groups() {
-    // NCO handles groups in every operator; ours but ncks do not yet, and must say so
+    // NCO handles groups in every operator; ours but ncks, ncra and ncrcat do not
+    // yet, and must say so
     // rather than mix up /lat and /obs/lat or drop the groups (issue 17).
     if is_nco() {
         return;
@@ -302,7 +303,7 @@ fn operators_without_groups_refuse_files_with_groups() {
         let want = format!("{op}: ERROR {file}: groups are not supported yet by {op}");
         assert_eq!(r.stderr.trim_end(), want);
     };
-    for op in ["ncra", "ncrcat", "nces", "ncecat", "ncwa", "ncpdq"] {
+    for op in ["nces", "ncecat", "ncwa", "ncpdq"] {
         one_line(op, &["-O", &g, &out], &g);
         assert!(!std::path::Path::new(&out).exists(), "{op} wrote {out}");
     }
@@ -314,6 +315,22 @@ fn operators_without_groups_refuse_files_with_groups() {
     let flat = nco_tests::fixture_nc4().to_string_lossy().into_owned();
     one_line("ncbo", &["-O", &flat, &g, &out], &g);
     one_line("ncap2", &["-O", "-s", "x=1", &g, &out], &g);
+    // ncrcat's station list and --rec_apn match variables by short name yet.
+    let list = s.arg("stations.txt");
+    std::fs::write(&list, "lat,0 lon,0\n").unwrap();
+    let r = nco("ncrcat")
+        .args(["--list", &list, &g, "-o", &out])
+        .run()
+        .clean_failure(&g);
+    assert!(r.stderr.contains("groups are not supported yet by ncrcat --list"));
+    std::fs::copy(&g, &other).unwrap();
+    let before = std::fs::read(&other).unwrap();
+    let r = nco("ncrcat")
+        .args(["--rec_apn", &g, &other])
+        .run()
+        .clean_failure(&other);
+    assert!(r.stderr.contains("groups are not supported yet by ncrcat --rec_apn"));
+    assert_eq!(std::fs::read(&other).unwrap(), before);
     assert!(!std::path::Path::new(&out).exists(), "ncap2 wrote {out}");
     // In-place editors leave the file as it was.
     let before = std::fs::read(&other).unwrap();
@@ -415,4 +432,141 @@ fn printing_shows_groups_as_nco() {
     ] {
         assert!(trd.lines().any(|l| l == line), "no line {line:?} in\n{trd}");
     }
+}
+
+/// A second and a third groups file for the record operators: later times, other
+/// values, and (the third) the times in days since another epoch.
+fn later_groups_files(s: &Scratch) -> (String, String) {
+    let cdl = std::fs::read_to_string(nco_tests::data_dir().join("groups.cdl")).unwrap();
+    let second = cdl
+        .replace("time = 0, 6, 12, 18 ;", "time = 24, 30, 36, 42 ;")
+        .replace("t2m = 27315", "t2m = 27415")
+        .replace("pr = 0, 1, 2", "pr = 5, 1, 2");
+    let third = cdl
+        .replace("hours since 2020-01-01", "days since 2020-01-03")
+        .replace("time = 0, 6, 12, 18 ;", "time = 0, 0.25, 0.5, 0.75 ;");
+    let mut out = Vec::new();
+    for (name, text) in [("g2", second), ("g3", third)] {
+        let c = s.path(&format!("{name}.cdl"));
+        std::fs::write(&c, text).unwrap();
+        let nc = s.arg(&format!("{name}.nc"));
+        tool("ncgen")
+            .args(["-k", "nc4", "-o", &nc])
+            .arg(&c)
+            .succeeds();
+        out.push(nc);
+    }
+    (out[0].clone(), out[1].clone())
+}
+
+/// ncra and ncrcat over files with groups give NCO 5.1.4's file: every group kept
+/// (one with attributes only too, without -v), each variable matched across the files
+/// by its path (`/tas` and `/model/diag/tas` apart), group variables on the root's
+/// record dimension averaged or concatenated, later files' times converted, with
+/// `-v`, `-g`, `-C`, record hyperslabs, `--mro`, `-y`, `-L`. NCO's ncrcat writes
+/// `cell_methods = "time: mean"` (README), removed before comparing.
+#[test]
+fn record_operators_keep_groups_as_nco() {
+    let s = Scratch::new();
+    let (g2, g3) = later_groups_files(&s);
+    let g = gx();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-v", "ta,t2m"],
+        &["-v", "/tas"],
+        &["-g", "obs"],
+        &["-C", "-v", "pr"],
+        &["-d", "time,0,,2"],
+        &["--mro", "-d", "time,0,,2,2"],
+        &["-y", "max"],
+        &["-y", "ttl"],
+        &["-L", "1"],
+    ];
+    for op in ["ncra", "ncrcat"] {
+        for &args in cases {
+            let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+            for (cmd, out) in [(reference(op), &a), (nco(op), &b)] {
+                cmd.arg("-O")
+                    .args(args)
+                    .args([&g, &g2, &g3])
+                    .arg(out)
+                    .succeeds();
+                if op == "ncrcat" {
+                    reference("ncatted")
+                        .args(["-O", "-h", "-a", "cell_methods,,d,,"])
+                        .arg(out)
+                        .succeeds();
+                }
+            }
+            let d = compare(&a, &b).differences();
+            assert!(d.is_empty(), "{op} {args:?}: differs from NCO: {d:?}");
+        }
+    }
+    // The group variables were averaged: /obs/t2m over 12 records, its fill skipped.
+    let out = s.arg("mean.nc");
+    nco("ncra")
+        .args(["-O", "-v", "t2m", &g, &g2, &g3, &out])
+        .succeeds();
+    let d = Dump::of(&out);
+    let t2m = group(&d, "/obs")
+        .vars
+        .iter()
+        .find(|v| v.name == "t2m")
+        .expect("/obs/t2m")
+        .numbers();
+    assert_eq!(t2m.len(), 2, "{t2m:?}");
+    let want0: f64 = (27315.0 + 27415.0 + 27315.0 + 3.0 * (27319.0 + 27321.0)) / 9.0;
+    assert!((t2m[0] - want0.round()).abs() < 0.5, "{t2m:?} vs {want0}");
+}
+
+/// `-A` of fewer records into a netCDF-4 file keeps the file's later records (NCO
+/// 5.1.4's rule): ours wrote the new records after the old ones (6 records from 4 + 2)
+/// when its chunk writer saw records written twice. NCO leaves a stray `eulaVlliF_`
+/// attribute in place of `_FillValue` there (its temporary name for it), so its fill
+/// values read as numbers: compared as numbers, fill values by their value.
+#[test]
+fn netcdf4_append_of_fewer_records_keeps_the_later_ones_as_nco() {
+    let s = Scratch::new();
+    let (g2, _) = later_groups_files(&s);
+    let mut dumps = Vec::new();
+    for (theirs, name) in [(true, "nco.nc"), (false, "ours.nc")] {
+        let out = s.arg(name);
+        std::fs::copy(gx(), &out).unwrap();
+        let cmd = if theirs {
+            reference("ncks")
+        } else {
+            nco("ncks")
+        };
+        cmd.args(["-A", "-d", "time,1,2", "-v", "tas,t2m", &g2, &out])
+            .succeeds();
+        dumps.push(Dump::of(&out));
+    }
+    let values = |d: &Dump, path: &str, var: &str, fill: f64| -> Vec<f64> {
+        let v = group(d, path).vars.iter().find(|v| v.name == var).unwrap();
+        v.numbers()
+            .into_iter()
+            .map(|x| if x.is_nan() { fill } else { x })
+            .collect()
+    };
+    for (path, var, fill) in [
+        ("/", "time", 0.0),
+        ("/", "tas", -1e30),
+        ("/obs", "t2m", -999.0),
+    ] {
+        let (a, b) = (
+            values(&dumps[0], path, var, fill),
+            values(&dumps[1], path, var, fill),
+        );
+        let same = a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| (x - y).abs() <= 1e-6 * x.abs().max(1.0));
+        assert!(same, "{path} {var}: NCO {a:?}, ours {b:?}");
+    }
+    assert_eq!(dumps[1].var("time").numbers(), [30.0, 36.0, 12.0, 18.0]);
+    let t2m = values(&dumps[1], "/obs", "t2m", -999.0);
+    assert_eq!(
+        t2m,
+        [-999.0, 27318.0, 27319.0, 27320.0, 27319.0, 27320.0, 27321.0, 27322.0]
+    );
 }

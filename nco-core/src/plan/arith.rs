@@ -36,11 +36,12 @@ pub struct ProcVar {
 }
 
 impl ProcVar {
-    /// Take the planned output variable's dimensions and storage (chunks fitted to
-    /// the output, `-L`): the rest of the output definition (type, attributes) is
-    /// this variable's.
+    /// Take the planned output variable's dimensions, group and storage (chunks
+    /// fitted to the output, `-L`): the rest of the output definition (type,
+    /// attributes) is this variable's.
     pub fn place_as(&mut self, planned: &Var) {
         self.out.dims = planned.dims.clone();
+        self.out.group = planned.group;
         self.out.storage = planned.storage.clone();
     }
 }
@@ -269,10 +270,12 @@ impl Unfit {
 }
 
 /// Declare `_FillValue` (the type's default, the value written for results that do
-/// not fit) on the variables `names` of `meta` that have none.
+/// not fit) on the variables `names` of `meta` ([`Meta::var_ref`]: names in the root
+/// group, full paths elsewhere) that have none.
 pub fn declare_fills(meta: &mut Meta, names: &[String]) {
-    for v in &mut meta.vars {
-        if names.contains(&v.name) && v.attr("_FillValue").is_none() && v.ty.is_numeric() {
+    let refs: Vec<String> = (0..meta.vars.len()).map(|v| meta.var_ref(v)).collect();
+    for (v, r) in meta.vars.iter_mut().zip(refs) {
+        if names.contains(&r) && v.attr("_FillValue").is_none() && v.ty.is_numeric() {
             let ty = v.ty;
             fill::set_fill_attr(v, ty, fill::default_fill(ty));
         }

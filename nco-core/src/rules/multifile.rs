@@ -181,12 +181,12 @@ pub fn check_fixed_dims(sets: &[Dataset], vars: &[usize]) -> Result<()> {
     used.dedup();
     for ds in &sets[1..] {
         let m = ds.meta();
-        for d in used
+        for (d, od) in used
             .iter()
-            .map(|&d| &first.dims[d])
-            .filter(|d| !d.unlimited)
+            .map(|&d| (&first.dims[d], d))
+            .filter(|(d, _)| !d.unlimited)
         {
-            match m.dim_id(&d.name) {
+            match m.dim_like(first, od) {
                 Some(i) if m.dims[i].len == d.len => {}
                 Some(i) => {
                     return Err(Error::msg(format!(
@@ -250,7 +250,7 @@ pub fn check_record_vars(sets: &[Dataset], vars: &[usize]) -> Result<()> {
     for ds in &sets[1..] {
         for &v in vars {
             let var = &first.vars[v];
-            if first.is_record_var(var) && ds.meta().var_id(&var.name).is_none() {
+            if first.is_record_var(var) && ds.meta().var_like(first, v).is_none() {
                 return Err(Error::var(
                     &var.name,
                     format!("is missing from input file {}", ds.path().display()),
@@ -271,9 +271,9 @@ pub fn check_members(sets: &[Dataset], vars: &[usize]) -> Result<()> {
         let m = ds.meta();
         for &v in vars {
             let var = &first.vars[v];
-            let other = m.var(&var.name).ok_or_else(|| {
+            let other = m.var_like(first, v).map(|o| &m.vars[o]).ok_or_else(|| {
                 Error::var(
-                    &var.name,
+                    &first.var_path(v),
                     format!("is missing from member file {}", ds.path().display()),
                 )
             })?;
@@ -608,7 +608,7 @@ impl TimeAlign {
     /// their NC_DOUBLE type, fill attributes converted.
     pub fn promote(&self, first: &Meta, out: &mut Meta) {
         for &v in &self.promoted {
-            if let Some(o) = out.var_id(&first.vars[v].name) {
+            if let Some(o) = out.var_like(first, v) {
                 let var = &mut out.vars[o];
                 var.ty = NcType::Double;
                 crate::rules::fill::convert_fill_attrs(var, NcType::Double);
@@ -774,10 +774,10 @@ impl Concat<'_> {
         if !ty.is_numeric() || !vals.nc_type().is_numeric() {
             return Ok(vals);
         }
-        let own_fill = self.sets[f]
-            .meta()
-            .var(&var.name)
-            .and_then(crate::rules::fill::fill_value);
+        let fm = self.sets[f].meta();
+        let own_fill = fm
+            .var_like(first, v)
+            .and_then(|o| crate::rules::fill::fill_value(&fm.vars[o]));
         let out_fill = crate::rules::fill::fill_value(var)
             .unwrap_or_else(|| crate::rules::fill::default_fill(ty));
         let mut x = vals.to_f64_vec().unwrap_or_default();
@@ -816,14 +816,16 @@ impl Concat<'_> {
         Ok(out)
     }
 
-    /// Variable `name`'s index in input file `f`.
+    /// The index in input file `f` of variable `v` of the first file (matched by path,
+    /// [`Meta::var_like`]).
     ///
     /// Errors: the variable is missing from that file (named).
-    fn var_in(&self, f: usize, name: &str) -> Result<usize> {
+    fn var_in(&self, f: usize, v: usize) -> Result<usize> {
         let ds = &self.sets[f];
-        ds.meta().var_id(name).ok_or_else(|| {
+        let first = self.sets[0].meta();
+        ds.meta().var_like(first, v).ok_or_else(|| {
             Error::var(
-                name,
+                &first.var_path(v),
                 format!("is missing from input file {}", ds.path().display()),
             )
         })
@@ -860,7 +862,7 @@ impl Concat<'_> {
         let mut sub = idx.to_vec();
         for (f, recs) in self.segments(&idx[0]) {
             let ds = &self.sets[f];
-            let vid = self.var_in(f, &var.name)?;
+            let vid = self.var_in(f, v)?;
             sub[0] = recs;
             let vals = self.rebased(f, v, ds.read(vid, &sub)?)?;
             match &mut out {
@@ -893,9 +895,11 @@ impl Concat<'_> {
         }
         let converted = self.times.converts(v)
             || self.times.promoted().contains(&v)
-            || self.sets[1..]
-                .iter()
-                .any(|d| d.meta().var(&var.name).is_some_and(|o| o.ty != var.ty));
+            || self.sets[1..].iter().any(|d| {
+                d.meta()
+                    .var_like(first, v)
+                    .is_some_and(|o| d.meta().vars[o].ty != var.ty)
+            });
         let all_classic = self.sets.iter().all(|d| d.classic().is_some());
         if converted || !all_classic {
             // Time values in other units, another type in a later file, or a file read
@@ -930,7 +934,7 @@ impl Concat<'_> {
                 .collect();
             for (f, recs) in self.segments(pos) {
                 let ds = &self.sets[f];
-                let vid = self.var_in(f, &var.name)?;
+                let vid = self.var_in(f, v)?;
                 ds.gather_raw_into(vid, Some(&recs), &sels, &mut bufs)?;
             }
             for (&h, b) in members.iter().zip(bufs) {

@@ -121,6 +121,20 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     out
 }
 
+/// The groups an output of the selection `args` holds even when none of their
+/// variables is written: without `-v`, every group `-g` selects (all groups without
+/// `-g`), as NCO 5.1.4 copies, prints and computes (`ncks`, `ncra` keep an input
+/// group that has attributes only); none with `-v`.
+///
+/// Errors: a `-g` item that selects no group.
+pub fn whole_groups(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
+    if !args.vars.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keep = crate::rules::groups::select_groups(meta, &args.groups)?;
+    Ok((0..keep.len()).filter(|&g| keep[g]).collect())
+}
+
 /// [`select`] in the input file's order, the order NCO 5.1.4's ncwa, ncra, ncrcat,
 /// nces, ncecat, ncpdq and ncflint write (its ncks and ncbo alphabetise; checked with
 /// each).
