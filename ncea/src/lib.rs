@@ -26,7 +26,7 @@ use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
 use nco_core::target::Output;
 use nco_core::types::Values;
-use nco_core::{groups, multifile, pipeline};
+use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
@@ -82,6 +82,14 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return Ok(());
     };
     let concat = prog == "ncecat";
+    if concat && cli.op.is_some() {
+        // NCO 5.1.4's ncecat has no -y (it stops with a usage error); ours took it and
+        // did nothing with it.
+        return Err(Error::option(
+            "-y",
+            "ncecat concatenates and computes no statistic (use nces -y)",
+        ));
+    }
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
     let inputs = multifile::inputs(
@@ -92,12 +100,15 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     )?;
     let existing = cli.std.common.existing(prog, &inputs.output)?;
     let sets = multifile::open_all(&inputs.files)?;
-    for (f, ds) in inputs.files.iter().zip(&sets) {
-        groups::refuse_subgroups(prog, f, ds.meta())?;
-    }
     let first = sets[0].meta();
     let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
-    let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
+    let sel_args = cli.std.select.select_args();
+    let vars = nco_core::select::select_input_order(first, &sel_args)?;
+    // Every group of the first member is kept without -v, as in NCO 5.1.4.
+    let layout = nco_core::extract::Layout {
+        gpe: None,
+        groups: nco_core::select::whole_groups(first, &sel_args)?,
+    };
     multifile::check_members(&sets, &vars)?;
     let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
     target.provenance.source = inputs.files.first().cloned();
@@ -116,14 +127,16 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             fix: Some("all".into()),
             make: None,
         };
-        let mut meta = target.plan_extract(first, &vars, &sel, &rec_change)?.meta;
+        let mut meta = target
+            .plan_extract_with(first, &vars, &sel, &rec_change, &layout)?
+            .meta;
         let stacked = members.stack(&cli, &mut meta)?;
         let mut out = Output::create(&target, meta)?;
         members.write_stacked(&stacked, &mut out)?;
         return out.commit();
     }
     let mut meta = target
-        .plan_extract(first, &vars, &sel, &RecordChange::default())?
+        .plan_extract_with(first, &vars, &sel, &RecordChange::default(), &layout)?
         .meta;
     let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
     // Results that do not fit an integer output become its fill value, declared in the
@@ -132,7 +145,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         let mut meta = meta.clone();
         arith::declare_fills(&mut meta, declare);
         let mut out = Output::create(&target, meta.clone())?;
-        let unfit = members.write_statistics(op, &procs, &mut out)?;
+        let unfit = members.write_statistics(op, &procs, &meta, &mut out)?;
         Ok((out, meta, unfit))
     })?;
     out.commit()
@@ -202,7 +215,7 @@ impl Members<'_> {
                 out.copy_unchanged(&sets[0], v, sel, o)?;
             } else {
                 for (k, ds) in sets.iter().enumerate() {
-                    let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
+                    let id = ds.meta().var_like(first, v).unwrap_or(v);
                     let vals = ds.read(id, &sel.for_var(first, v))?;
                     out.write(o, k, &vals)?;
                 }
@@ -234,11 +247,13 @@ impl Members<'_> {
     /// ones across the members, in units of rows of about 256 KiB processed in
     /// parallel windows and written in order: memory is bounded by a few units,
     /// whatever the variable size or the number of members. Returns the counts of
-    /// results that did not fit their output type.
+    /// results that did not fit their output type, by [`Meta::var_ref`] of the planned
+    /// output `meta`.
     fn write_statistics(
         &self,
         op: Op,
         procs: &[Option<ProcVar>],
+        meta: &Meta,
         out: &mut Output,
     ) -> Result<arith::Unfit> {
         let (sets, sel, vars) = (self.sets, self.sel, self.vars);
@@ -272,7 +287,7 @@ impl Members<'_> {
             let mut acc = Accum::new(op, n);
             let mut buf = Vec::new();
             for ds in sets {
-                let id = ds.meta().var_id(&first.vars[v].name).unwrap_or(v);
+                let id = ds.meta().var_like(first, v).unwrap_or(v);
                 let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
                 arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, 1.0, &mut buf)?;
             }
@@ -284,8 +299,8 @@ impl Members<'_> {
             if pos == 0 {
                 pb.inc(1);
             }
-            if let Some(pv) = &procs[o] {
-                unfit.add(&pv.out.name, casts);
+            if procs[o].is_some() {
+                unfit.add(&meta.var_ref(o), casts);
             }
             out.write(o, pos, &vals)
         })?;

@@ -288,8 +288,8 @@ fn string_variables_in_groups_are_copied_subset_and_sliced_as_nco() {
 
 #[test]
 fn operators_without_groups_refuse_files_with_groups() {
-    // NCO handles groups in every operator; ours but ncks, ncra and ncrcat do not
-    // yet, and must say so
+    // NCO handles groups in every operator; ours but ncks, ncra, ncrcat, nces and
+    // ncecat do not yet, and must say so
     // rather than mix up /lat and /obs/lat or drop the groups (issue 17).
     if is_nco() {
         return;
@@ -303,7 +303,7 @@ fn operators_without_groups_refuse_files_with_groups() {
         let want = format!("{op}: ERROR {file}: groups are not supported yet by {op}");
         assert_eq!(r.stderr.trim_end(), want);
     };
-    for op in ["nces", "ncecat", "ncwa", "ncpdq"] {
+    for op in ["ncwa", "ncpdq"] {
         one_line(op, &["-O", &g, &out], &g);
         assert!(!std::path::Path::new(&out).exists(), "{op} wrote {out}");
     }
@@ -322,14 +322,18 @@ fn operators_without_groups_refuse_files_with_groups() {
         .args(["--list", &list, &g, "-o", &out])
         .run()
         .clean_failure(&g);
-    assert!(r.stderr.contains("groups are not supported yet by ncrcat --list"));
+    assert!(r
+        .stderr
+        .contains("groups are not supported yet by ncrcat --list"));
     std::fs::copy(&g, &other).unwrap();
     let before = std::fs::read(&other).unwrap();
     let r = nco("ncrcat")
         .args(["--rec_apn", &g, &other])
         .run()
         .clean_failure(&other);
-    assert!(r.stderr.contains("groups are not supported yet by ncrcat --rec_apn"));
+    assert!(r
+        .stderr
+        .contains("groups are not supported yet by ncrcat --rec_apn"));
     assert_eq!(std::fs::read(&other).unwrap(), before);
     assert!(!std::path::Path::new(&out).exists(), "ncap2 wrote {out}");
     // In-place editors leave the file as it was.
@@ -517,6 +521,60 @@ fn record_operators_keep_groups_as_nco() {
     assert_eq!(t2m.len(), 2, "{t2m:?}");
     let want0: f64 = (27315.0 + 27415.0 + 27315.0 + 3.0 * (27319.0 + 27321.0)) / 9.0;
     assert!((t2m[0] - want0.round()).abs() < 0.5, "{t2m:?} vs {want0}");
+}
+
+/// nces and ncecat over members with groups give NCO 5.1.4's file: every group kept,
+/// each variable matched across the members by its path, averaged (or stacked along
+/// the new record dimension), with `-v`, `-g`, `-C`, hyperslabs, `-y`, `-L`. The
+/// 64-bit variables `big` and `ubig` are left out: NCO's mean of 18e18 (NC_UINT64)
+/// three times is 9223372036854775808, ours 18e18.
+#[test]
+fn ensemble_operators_keep_groups_as_nco() {
+    let s = Scratch::new();
+    let (g2, g3) = later_groups_files(&s);
+    let g = gx();
+    let cases: &[&[&str]] = &[
+        &["-x", "-v", "big,ubig"],
+        &["-v", "ta,t2m"],
+        &["-v", "/tas"],
+        &["-g", "obs"],
+        &["-C", "-v", "pr"],
+        &["-d", "time,1,2", "-v", "tas,pr,t2m"],
+        &["-L", "1", "-v", "ta,pr,site"],
+    ];
+    for op in ["nces", "ncecat"] {
+        for &args in cases
+            .iter()
+            .chain([&["-y", "max", "-v", "ta,pr,t2m"][..]].iter())
+        {
+            if op == "ncecat" && args.contains(&"-y") {
+                continue;
+            }
+            let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+            for (cmd, out) in [(reference(op), &a), (nco(op), &b)] {
+                cmd.arg("-O")
+                    .args(args)
+                    .args([&g, &g2, &g3])
+                    .arg(out)
+                    .succeeds();
+            }
+            let d = compare(&a, &b).differences();
+            assert!(d.is_empty(), "{op} {args:?}: differs from NCO: {d:?}");
+        }
+    }
+    // /obs/t2m averaged over the members (27315, 27415, 27315 at the first element).
+    let out = s.arg("mean.nc");
+    nco("nces")
+        .args(["-O", "-v", "t2m", &g, &g2, &g3, &out])
+        .succeeds();
+    let d = Dump::of(&out);
+    let t2m = group(&d, "/obs")
+        .vars
+        .iter()
+        .find(|v| v.name == "t2m")
+        .expect("/obs/t2m")
+        .numbers();
+    assert_eq!(t2m[0], 27348.0, "{t2m:?}");
 }
 
 /// `-A` of fewer records into a netCDF-4 file keeps the file's later records (NCO

@@ -381,3 +381,17 @@ fn nces_extremes_treat_nan_as_nco_does() {
         .succeeds();
     assert_eq!(value(&out, "v", "%g ", &[]).to_lowercase(), "1 nan nan");
 }
+
+#[test]
+fn bad_ncecat_takes_no_statistic() {
+    // NCO 5.1.4's ncecat has no -y: a usage error, exit 1, no output.
+    let s = Scratch::new();
+    let out = s.arg("o.nc");
+    let r = nco("ncecat")
+        .args(["-O", "-y", "max", &fx(), &fx(), &out])
+        .fails_with_code(1);
+    if !is_nco() {
+        assert!(r.stderr.contains("-y"), "{}", r.stderr);
+    }
+    assert!(!std::path::Path::new(&out).exists());
+}
