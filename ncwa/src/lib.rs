@@ -18,7 +18,7 @@ use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::hyperslab::Selection;
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
-use nco_core::model::{Dim, Format, Meta, Var};
+use nco_core::model::{Meta, Var};
 use nco_core::rules::mask::{Cmp, MaskExpr};
 use nco_core::target::Output;
 use nco_core::types::Values;
@@ -154,7 +154,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let input = &inputs[0];
     let mask_test = mask_test(&cli)?;
     let ds = Dataset::open(input)?;
-    nco_core::groups::refuse_subgroups(prog, input, ds.meta())?;
     let meta = ds.meta();
     let sel = cli.std.slab.resolve_specs(&ds, specs)?;
     let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
@@ -189,7 +188,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         no_coord_weight: cli.no_coord_weight,
         normalize: !cli.numerator,
     };
-    let (mut out, jobs) = define(&cli, &r, &vars, target.format_for(meta.format)?);
+    let (mut out, jobs) = define(&cli, &r, &vars, &target)?;
     // Compute in parallel over variables.
     let results: Vec<Result<Option<(Values, Var)>>> = jobs
         .into_par_iter()
@@ -259,17 +258,22 @@ fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &std::path::Path) -> Resu
     let Some(list) = avg else {
         return Ok((0..meta.dims.len()).collect());
     };
-    nco_core::select::split_list(list)
-        .iter()
-        .map(|n| {
-            meta.dim_id(n).ok_or_else(|| {
-                Error::option(
-                    "-a",
-                    format!("dimension {n} is not in the input file {}", input.display()),
-                )
-            })
-        })
-        .collect()
+    let mut dims = Vec::new();
+    for n in nco_core::select::split_list(list) {
+        // A name reduces every dimension of that name, in any group (`-a lat` takes
+        // `/lat` and `/obs/lat`, as NCO 5.1.4); a path, that one.
+        let named: Vec<usize> = (0..meta.dims.len())
+            .filter(|&d| nco_core::groups::names(&n, &meta.dims[d].name, &meta.dim_path(d)))
+            .collect();
+        if named.is_empty() {
+            return Err(Error::option(
+                "-a",
+                format!("dimension {n} is not in the input file {}", input.display()),
+            ));
+        }
+        dims.extend(named);
+    }
+    Ok(dims)
 }
 
 /// Read the weight or mask variable `name` (`what`) under `sel`, unpacked.
@@ -294,16 +298,78 @@ fn read_aux(ds: &Dataset, sel: &Selection, name: &str, what: &str, hdf: bool) ->
     })
 }
 
-/// The output's definitions in `format` and what happens to each variable of `vars`:
-/// reduced dimensions removed (kept with size 1 with `-b`), variables without one
-/// copied, the others reduced (with a `_FillValue` when masked, and `cell_methods`).
-fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta, Vec<Job>) {
+/// The output's definitions (planned for `target` as an extraction of `vars`, groups
+/// and storage included, [`nco_core::extract::plan_with`]) and what happens to each
+/// variable of `vars`: reduced dimensions removed (kept with size 1 with `-b`, their
+/// chunk length 1), variables without one copied, the others reduced (with a
+/// `_FillValue` when masked, and `cell_methods`).
+///
+/// Errors: the plan's (a `-g` item that selects nothing, names that collide in a
+/// netCDF3 output).
+fn define(
+    cli: &Cli,
+    r: &Reduction<'_>,
+    vars: &[usize],
+    target: &nco_core::target::Target,
+) -> Result<(Meta, Vec<Job>)> {
     let (meta, sel, avg_dims) = (r.ds.meta(), r.sel, r.avg_dims);
-    let mut out = Meta::new(format);
-    out.attrs = meta.attrs.clone();
-    let mut dim_map: Vec<Option<usize>> = vec![None; meta.dims.len()];
+    let layout = nco_core::extract::Layout {
+        gpe: None,
+        groups: nco_core::select::whole_groups(meta, &cli.std.select.select_args())?,
+    };
+    let rec = nco_core::extract::RecordChange::default();
+    let mut out = target
+        .plan_extract_with(meta, vars, sel, &rec, &layout)?
+        .meta;
+    // The output dimensions the reduction removes (or keeps with size 1).
+    let mut reduced_out = vec![false; out.dims.len()];
+    for (o, &v) in vars.iter().enumerate() {
+        for (k, d) in meta.vars[v].dims.iter().enumerate() {
+            if avg_dims.contains(d) {
+                reduced_out[out.vars[o].dims[k]] = true;
+            }
+        }
+    }
+    for ov in &mut out.vars {
+        let keep: Vec<bool> = ov.dims.iter().map(|&d| !reduced_out[d]).collect();
+        if let Some(c) = ov.storage.chunks.as_mut() {
+            for (k, n) in c.iter_mut().enumerate() {
+                if !keep[k] {
+                    *n = 1;
+                }
+            }
+            if !cli.retain {
+                let mut k = 0;
+                c.retain(|_| (keep[k], k += 1).0);
+            }
+        }
+        if !cli.retain {
+            ov.dims.retain(|&d| !reduced_out[d]);
+        }
+    }
+    if cli.retain {
+        for (d, dim) in out.dims.iter_mut().enumerate() {
+            if reduced_out[d] {
+                dim.len = 1;
+            }
+        }
+    } else {
+        let mut renumber = vec![0; out.dims.len()];
+        let mut n = 0;
+        for (d, r) in renumber.iter_mut().enumerate() {
+            *r = n;
+            n += usize::from(!reduced_out[d]);
+        }
+        let mut d = 0;
+        out.dims.retain(|_| (!reduced_out[d], d += 1).0);
+        for ov in &mut out.vars {
+            for d in &mut ov.dims {
+                *d = renumber[*d];
+            }
+        }
+    }
     let mut jobs = Vec::with_capacity(vars.len());
-    for &v in vars {
+    for (o, &v) in vars.iter().enumerate() {
         let var = &meta.vars[v];
         let reduced: Vec<usize> = var
             .dims
@@ -311,36 +377,12 @@ fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta
             .copied()
             .filter(|d| avg_dims.contains(d))
             .collect();
-        let mut odims = Vec::new();
-        for &d in &var.dims {
-            if reduced.contains(&d) && !cli.retain {
-                continue;
-            }
-            let od = *dim_map[d].get_or_insert_with(|| {
-                let len = if avg_dims.contains(&d) {
-                    1
-                } else {
-                    sel.len(meta, d)
-                };
-                out.dims.push(Dim {
-                    name: meta.dims[d].name.clone(),
-                    len,
-                    unlimited: meta.dims[d].unlimited,
-                    group: 0,
-                });
-                out.dims.len() - 1
-            });
-            odims.push(od);
-        }
         if reduced.is_empty() {
-            let mut ov = var.clone();
-            ov.dims = odims;
-            out.vars.push(ov);
             jobs.push(Job::Copy);
             continue;
         }
         let mut pv = arith::prepare(meta, v, cli.arith.hdf_upk);
-        pv.out.dims = odims;
+        pv.place_as(&out.vars[o]);
         if r.mask.is_some() && pv.out.attr("_FillValue").is_none() {
             // With a mask NCO gives every averaged variable a _FillValue (the type's
             // default), whether or not an element ends up masked out.
@@ -352,10 +394,10 @@ fn define(cli: &Cli, r: &Reduction<'_>, vars: &[usize], format: Format) -> (Meta
             let method = r.reduction(v).op.cell_method();
             arith::add_cell_methods(&mut pv.out, &names, method);
         }
-        out.vars.push(pv.out.clone());
+        out.vars[o] = pv.out.clone();
         jobs.push(Job::Reduce { pv: Box::new(pv) });
     }
-    (out, jobs)
+    Ok((out, jobs))
 }
 
 /// The reduction of one run: which dimensions, which statistic, the weights and mask.
