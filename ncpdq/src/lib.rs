@@ -233,13 +233,18 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
     let ds = Dataset::open(&inputs[0])?;
-    nco_core::groups::refuse_subgroups(prog, &inputs[0], ds.meta())?;
     let m = ds.meta();
     let order = arrangement(cli.arrange.as_deref(), &ds)?;
     let sel = cli.std.slab.resolve_specs(&ds, specs)?;
-    let vars = nco_core::select::select_input_order(m, &cli.std.select.select_args())?;
+    let sel_args = cli.std.select.select_args();
+    let vars = nco_core::select::select_input_order(m, &sel_args)?;
     let arr = Arrangement::new(m, &vars, &order);
-    let plan = target.plan_extract(m, &vars, &sel, &arr.record_change(m))?;
+    // Every group is kept without -v, as in NCO 5.1.4.
+    let layout = nco_core::extract::Layout {
+        gpe: None,
+        groups: nco_core::select::whole_groups(m, &sel_args)?,
+    };
+    let plan = target.plan_extract_with(m, &vars, &sel, &arr.record_change(m), &layout)?;
     let mut meta = plan.meta;
     arr.permute(m, &mut meta, cli.mrd)?;
     let hdf = cli.hdf_upk;
@@ -269,7 +274,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     out.commit()
 }
 
-/// The `-a` list: (input dimension, reversed) in the order given.
+/// The `-a` list: (input dimension, reversed) in the order given; a name stands for
+/// every dimension of that name, in any group (`/lat` and `/obs/lat`, as NCO 5.1.4
+/// treats names), a path for that one.
 ///
 /// Errors: a dimension not in the input, or listed twice.
 fn arrangement(arrange: Option<&str>, ds: &Dataset) -> Result<Vec<(usize, bool)>> {
@@ -282,22 +289,28 @@ fn arrangement(arrange: Option<&str>, ds: &Dataset) -> Result<Vec<(usize, bool)>
             Some(n) => (n.to_string(), true),
             None => (item.clone(), false),
         };
-        let d = ds.meta().dim_id(&name).ok_or_else(|| {
-            Error::option(
+        let m = ds.meta();
+        let named: Vec<usize> = (0..m.dims.len())
+            .filter(|&d| nco_core::groups::names(&name, &m.dims[d].name, &m.dim_path(d)))
+            .collect();
+        if named.is_empty() {
+            return Err(Error::option(
                 "-a",
                 format!(
                     "dimension {name} is not in the input file {}",
                     ds.path().display()
                 ),
-            )
-        })?;
-        if order.iter().any(|(x, _)| *x == d) {
-            return Err(Error::option(
-                "-a",
-                format!("dimension {name} is listed twice"),
             ));
         }
-        order.push((d, rev));
+        for d in named {
+            if order.iter().any(|(x, _)| *x == d) {
+                return Err(Error::option(
+                    "-a",
+                    format!("dimension {name} is listed twice"),
+                ));
+            }
+            order.push((d, rev));
+        }
     }
     Ok(order)
 }

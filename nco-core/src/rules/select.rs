@@ -202,7 +202,9 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
             .map(|&a| a && !args.exclude && !args.all_coords)
             .collect()
     } else if args.exclude {
-        (0..n).map(|i| allowed[i] && !listed[i]).collect()
+        // `-g G -x -v V` excludes the variables V of the groups G and keeps every
+        // other variable, in any group (NCO 5.1.4).
+        (0..n).map(|i| !listed[i]).collect()
     } else {
         listed.clone()
     };
