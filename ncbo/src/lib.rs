@@ -15,9 +15,8 @@ use std::ffi::OsString;
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
-use nco_core::extract::RecordChange;
 use nco_core::kernels::binary::BinOp;
-use nco_core::pair::{write_pair, Combine, Operand};
+use nco_core::pair::{self, write_pair, Combine, Operand};
 use nco_core::Result;
 
 /// ncbo command line.
@@ -74,8 +73,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
-    nco_core::groups::refuse_subgroups(prog, &inputs[0], a.meta())?;
-    nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
     let sel_a = cli.std.slab.resolve_specs(&a, specs)?;
     // The second file is cut on the dimensions it has.
     let specs_b: Vec<_> = specs
@@ -100,14 +97,20 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         &b.ds.path().display().to_string(),
         &cli.std.select.select_args(),
     )?;
-    let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
+    let planned = pair::plan_output(
+        &target,
+        a.meta(),
+        &vars,
+        &sel_a,
+        &cli.std.select.select_args(),
+    )?;
     write_pair(
         prog,
         Combine::Op(op),
         a,
         b,
         &vars,
-        plan.meta,
+        planned,
         &target,
         cli.arith.hdf_upk,
         arith::is_fixed_by_convention,

@@ -19,7 +19,6 @@ use clap::{CommandFactory, Parser};
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
-use nco_core::extract::RecordChange;
 use nco_core::pair::{self, Combine, Operand};
 use nco_core::{Error, Result};
 
@@ -155,8 +154,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 2)?;
     let a = Dataset::open(&inputs[0])?;
     let b = Dataset::open(&inputs[1])?;
-    nco_core::groups::refuse_subgroups(prog, &inputs[0], a.meta())?;
-    nco_core::groups::refuse_subgroups(prog, &inputs[1], b.meta())?;
     let hdf = cli.arith.hdf_upk;
     let (w1, w2) = match (&cli.weights, &cli.interpolate) {
         (Some(Weights(w1, w2)), _) => (*w1, *w2),
@@ -183,7 +180,13 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .collect();
     let sel_b = cli.std.slab.resolve_specs(&b, &specs_b)?;
     let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select.select_args())?;
-    let plan = target.plan_extract(a.meta(), &vars, &sel_a, &RecordChange::default())?;
+    let planned = pair::plan_output(
+        &target,
+        a.meta(),
+        &vars,
+        &sel_a,
+        &cli.std.select.select_args(),
+    )?;
     let fix_rec_crd = cli.fix_rec_crd;
     pair::write_pair(
         prog,
@@ -197,7 +200,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             sel: &sel_b,
         },
         &vars,
-        plan.meta,
+        planned,
         &target,
         hdf,
         |m, v| arith::is_fixed_ncflint(m, v, fix_rec_crd),

@@ -87,6 +87,27 @@ impl Job {
     }
 }
 
+/// The planned output of a two-file run (ncbo, ncflint): the first file's `vars` under
+/// `sel`, every group of the first file kept without `-v` (`args`), as NCO 5.1.4.
+///
+/// Errors: the plan's ([`crate::extract::plan_with`]).
+pub fn plan_output(
+    target: &Target,
+    first: &Meta,
+    vars: &[usize],
+    sel: &Selection,
+    args: &crate::select::SelectArgs,
+) -> Result<Meta> {
+    let layout = crate::extract::Layout {
+        gpe: None,
+        groups: crate::select::whole_groups(first, args)?,
+    };
+    let rec = crate::extract::RecordChange::default();
+    Ok(target
+        .plan_extract_with(first, vars, sel, &rec, &layout)?
+        .meta)
+}
+
 /// Write `meta` (the planned output: `vars` of the first file, selected and placed)
 /// into `target`: the variables `fixed` names, and text, are copied from the first
 /// file, the others are `comb` of the two files (ncbo's engine, shared with ncflint).
@@ -160,9 +181,9 @@ fn plan_job(
 ) -> Result<Job> {
     let (am, bm) = (a.meta(), b.meta());
     let var = &am.vars[va];
-    let vb = bm.var_id(&var.name).ok_or_else(|| {
+    let vb = bm.var_like(am, va).ok_or_else(|| {
         Error::var(
-            &var.name,
+            &am.var_path(va),
             format!("is not in the second input file {}", b.ds.path().display()),
         )
     })?;
@@ -186,8 +207,9 @@ fn plan_job(
     if swap {
         // The output takes the second operand's (larger) shape.
         let mut dims = Vec::new();
+        let group = meta.vars[o].group;
         for (name, len) in &db {
-            let id = match meta.dim_id(name) {
+            let id = match meta.dim_in_scope(group, name) {
                 Some(id) if meta.dims[id].len == *len => id,
                 Some(_) => {
                     return Err(Error::var(
@@ -196,12 +218,12 @@ fn plan_job(
                     ))
                 }
                 None => {
-                    let bd = bm.dim_id(name).unwrap_or(0);
+                    let bd = bm.dim_in_scope(bm.vars[vb].group, name).unwrap_or(0);
                     meta.dims.push(Dim {
                         name: name.clone(),
                         len: *len,
                         unlimited: bm.dims[bd].unlimited,
-                        group: 0,
+                        group,
                     });
                     meta.dims.len() - 1
                 }
