@@ -56,7 +56,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         ));
     }
     let (input, output) = cli.edit.input_and_output(prog)?;
-    let file = Editable::open(prog, &input)?;
+    let file = Editable::open(&input)?;
     let done = attedit::apply(file.meta(), &edits, cli.type_match)?;
     for n in notes.into_iter().chain(&done.notes) {
         eprintln!("{prog}: {n}");

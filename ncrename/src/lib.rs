@@ -69,7 +69,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         ));
     }
     let (input, output) = cli.edit.input_and_output(prog)?;
-    let file = Editable::open(prog, &input)?;
+    let file = Editable::open(&input)?;
     let name = file.path().display().to_string();
     let (mut meta, notes) = rename::apply(file.meta(), &renames, &name)?;
     for n in notes {

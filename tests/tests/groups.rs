@@ -288,9 +288,9 @@ fn string_variables_in_groups_are_copied_subset_and_sliced_as_nco() {
 
 #[test]
 fn operators_without_groups_refuse_files_with_groups() {
-    // NCO handles groups in every operator; ours but ncks, ncra, ncrcat, nces,
-    // ncecat, ncwa, ncpdq, ncbo and ncflint do not yet, and must say so
-    // rather than mix up /lat and /obs/lat or drop the groups (issue 17).
+    // NCO handles groups in every operator; ours all but ncap2 (and ncrcat's --list
+    // and --rec_apn) do, and these must say so rather than mix up /lat and /obs/lat
+    // or drop the groups (issue 17).
     if is_nco() {
         return;
     }
@@ -325,11 +325,53 @@ fn operators_without_groups_refuse_files_with_groups() {
         .contains("groups are not supported yet by ncrcat --rec_apn"));
     assert_eq!(std::fs::read(&other).unwrap(), before);
     assert!(!std::path::Path::new(&out).exists(), "ncap2 wrote {out}");
-    // In-place editors leave the file as it was.
-    let before = std::fs::read(&other).unwrap();
-    one_line("ncatted", &["-a", "a,global,c,c,b", &other], &other);
-    one_line("ncrename", &["-v", "scalar,sc", &other], &other);
-    assert_eq!(std::fs::read(&other).unwrap(), before);
+}
+
+/// ncatted and ncrename edit files with groups as NCO 5.1.4: a variable, dimension or
+/// group name stands for every object of that name in any group (`tas` is `/tas` and
+/// `/model/diag/tas`), a path for that one; ncatted on a group's name edits the group's
+/// attributes; ncrename `-g` renames groups, `var@att` in every variable of the name.
+/// (Renaming a netCDF-4 coordinate and its dimension together: NCO's values turn to
+/// fill values, README; left out.)
+#[test]
+fn editors_edit_groups_as_nco() {
+    let s = Scratch::new();
+    let cases: &[(&str, &[&str])] = &[
+        ("ncatted", &["-a", "units,tas,o,c,degK"]),
+        ("ncatted", &["-a", "note,global,o,c,hi"]),
+        ("ncatted", &["-a", "units,,d,,"]),
+        ("ncatted", &["-a", "long_name,^t.*,c,c,x"]),
+        ("ncatted", &["-a", "_FillValue,t2m,o,l,-5"]),
+        ("ncatted", &["-a", "source,model,o,c,new"]),
+        ("ncatted", &["-a", "units,/model/diag/tas,o,c,C"]),
+        ("ncatted", &["-a", "_FillValue,tas,m,f,-999"]),
+        ("ncrename", &["-v", "tas,tsurf"]),
+        ("ncrename", &["-d", "lat,latitude"]),
+        ("ncrename", &["-v", "/obs/t2m,t2"]),
+        ("ncrename", &["-g", "obs,observations"]),
+        ("ncrename", &["-g", ".nosuch,x"]),
+        ("ncrename", &["-a", "tas@units,u2"]),
+        ("ncrename", &["-d", "/obs/lat,olat"]),
+    ];
+    for &(op, args) in cases {
+        let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+        std::fs::copy(gx(), &a).unwrap();
+        std::fs::copy(gx(), &b).unwrap();
+        reference(op).args(args).arg(&a).succeeds();
+        nco(op).args(args).arg(&b).succeeds();
+        let d = compare(&a, &b).differences();
+        assert!(d.is_empty(), "{op} {args:?}: differs from NCO: {d:?}");
+    }
+    let out = s.arg("renamed.nc");
+    std::fs::copy(gx(), &out).unwrap();
+    nco("ncrename")
+        .args(["-v", "tas,tsurf", "-g", "obs,observations", &out])
+        .succeeds();
+    let (vars, groups) = layout(&out);
+    for v in ["/tsurf", "/model/diag/tsurf", "/observations/t2m"] {
+        assert!(vars.contains(&v.to_string()), "{v} not in {vars:?}");
+    }
+    assert!(!groups.contains(&"/obs".to_string()), "{groups:?}");
 }
 
 /// ncks prints a file with groups as NCO 5.1.4 does, byte for byte: CDL (each group

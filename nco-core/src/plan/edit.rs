@@ -76,9 +76,8 @@ impl Editable {
     /// Open `path`: classic files with our reader (whatever `--no-mmap` says: the edit
     /// works on the file's bytes), others through libnetcdf.
     ///
-    /// Errors: those of opening the file; a netCDF-4 file with groups (named, with the
-    /// operator `prog` that does not support them yet); a URL.
-    pub fn open(prog: &str, path: &Path) -> Result<Editable> {
+    /// Errors: those of opening the file; a URL.
+    pub fn open(path: &Path) -> Result<Editable> {
         if path.to_str().is_some_and(|p| p.contains("://")) {
             return Err(Error::msg(format!(
                 "{}: remote files cannot be edited; copy the file first",
@@ -90,7 +89,6 @@ impl Editable {
             drop(ds);
             Source::Classic(classic::Reader::open(path, true)?)
         } else {
-            crate::rules::groups::refuse_subgroups(prog, path, ds.meta())?;
             Source::Other(ds)
         };
         Ok(Editable {

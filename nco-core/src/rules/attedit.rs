@@ -504,22 +504,38 @@ pub fn apply(meta: &Meta, edits: &[AttEdit], type_match: bool) -> Result<Applied
                 || e.mode == Mode::Delete
                 || e.value.as_ref().map(Values::nc_type) == Some(ty)
         };
-        let targets: Vec<Option<usize>> = match &e.objects {
-            Objects::Global => vec![None],
+        let targets: Vec<Owner> = match &e.objects {
+            Objects::Global => vec![Owner::Group(0)],
             Objects::AllVars => (0..m.vars.len())
                 .filter(|&i| keep_type(m.vars[i].ty))
-                .map(Some)
+                .map(Owner::Var)
                 .collect(),
-            Objects::Var(n) => vec![Some(m.var_id(n).ok_or_else(|| {
-                Error::option(
-                    "-a",
-                    format!(
-                        "{}: the file has no variable \"{n}\", so attribute \"{att_word}\" cannot \
-                         be changed",
-                        e.spec
-                    ),
-                )
-            })?)],
+            Objects::Var(n) => {
+                // Every variable of that name, in any group (a path: that one), as NCO
+                // 5.1.4; failing that, the groups of that name (their attributes).
+                let vars: Vec<Owner> = (0..m.vars.len())
+                    .filter(|&i| groups::names(n, &m.vars[i].name, &m.var_path(i)))
+                    .map(Owner::Var)
+                    .collect();
+                let grps: Vec<Owner> = (1..m.groups.len())
+                    .filter(|&g| groups::names(n, &m.groups[g].name, &m.group_path(g)))
+                    .map(Owner::Group)
+                    .collect();
+                match (vars.is_empty(), grps.is_empty()) {
+                    (false, _) => vars,
+                    (true, false) => grps,
+                    (true, true) => {
+                        return Err(Error::option(
+                            "-a",
+                            format!(
+                                "{}: the file has no variable \"{n}\", so attribute \"{att_word}\" \
+                                 cannot be changed",
+                                e.spec
+                            ),
+                        ))
+                    }
+                }
+            }
             Objects::Regex(re) => {
                 let all: Vec<usize> = (0..m.vars.len())
                     .filter(|&i| re.is_match(&m.vars[i].name))
@@ -535,7 +551,7 @@ pub fn apply(meta: &Meta, edits: &[AttEdit], type_match: bool) -> Result<Applied
                         ),
                     ));
                 }
-                all.into_iter().map(Some).collect()
+                all.into_iter().map(Owner::Var).collect()
             }
         };
         for t in targets {
@@ -549,21 +565,35 @@ pub fn apply(meta: &Meta, edits: &[AttEdit], type_match: bool) -> Result<Applied
     })
 }
 
-/// Apply edit `e` to the attributes of variable `var` (`None`: the global ones).
+/// Whose attributes an edit changes.
+#[derive(Clone, Copy, Debug)]
+enum Owner {
+    /// A group's (the root's: the global attributes).
+    Group(usize),
+    /// A variable's.
+    Var(usize),
+}
+
+/// Apply edit `e` to the attributes of `who`.
 fn edit_object(
     m: &mut Meta,
-    var: Option<usize>,
+    who: Owner,
     e: &AttEdit,
     fills: &mut Vec<FillChange>,
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let owner = match var {
-        Some(v) => format!("variable {}", m.vars[v].name),
-        None => "the global attributes".to_string(),
+    let var = match who {
+        Owner::Var(v) => Some(v),
+        Owner::Group(_) => None,
     };
-    let attrs = match var {
-        Some(v) => &m.vars[v].attrs,
-        None => &m.attrs,
+    let owner = match who {
+        Owner::Var(v) => format!("variable {}", m.var_ref(v)),
+        Owner::Group(0) => "the global attributes".to_string(),
+        Owner::Group(g) => format!("the attributes of group {}", m.group_path(g)),
+    };
+    let attrs = match who {
+        Owner::Var(v) => &m.vars[v].attrs,
+        Owner::Group(g) => m.group_attrs(g),
     };
     let names: Vec<String> = match &e.names {
         Names::All => attrs.iter().map(|a| a.name.clone()).collect(),
@@ -585,9 +615,9 @@ fn edit_object(
         }
     };
     for name in names {
-        let attrs = match var {
-            Some(v) => &mut m.vars[v].attrs,
-            None => &mut m.attrs,
+        let attrs = match who {
+            Owner::Var(v) => &mut m.vars[v].attrs,
+            Owner::Group(g) => m.group_attrs_mut(g),
         };
         let pos = attrs.iter().position(|a| a.name == name);
         let Some(new) = &e.value else {

@@ -101,9 +101,11 @@ fn optional(name: &str) -> (&str, bool) {
     }
 }
 
-/// A name as given (relative, or a root-group path `/name`) matches `name`.
-fn matches(given: &str, name: &str) -> bool {
-    given == name || given.strip_prefix('/') == Some(name)
+/// A name as given matches an object with short name `name` and full path `full`: a
+/// plain name matches that name in any group, a path that path (or a path ending in
+/// it, [`crate::rules::groups::names`]).
+fn matches(given: &str, name: &str, full: &str) -> bool {
+    crate::rules::groups::names(given, name, full)
 }
 
 /// Where an attribute rename looks.
@@ -140,19 +142,7 @@ pub fn apply(meta: &Meta, renames: &[Rename], path: &str) -> Result<(Meta, Vec<S
                 Kind::Dimension => {
                     rename_object(&mut m, orig, r, path, &mut notes, &mut done.dims)?
                 }
-                Kind::Group => {
-                    let (name, opt) = optional(&r.old);
-                    if !opt {
-                        return Err(Error::msg(format!(
-                            "group {name} is not in {path} (prefix it with . if it may be \
-                             absent: -g .{name},{})",
-                            r.new
-                        )));
-                    }
-                    notes.push(format!(
-                        "INFO optional group {name} is not in {path}; skipped"
-                    ));
-                }
+                Kind::Group => rename_group(&mut m, orig, r, path, &mut notes)?,
                 Kind::Attribute => rename_attribute(&mut m, orig, r, path, &mut notes)?,
             }
         }
@@ -179,12 +169,18 @@ fn rename_object(
     let var = r.kind == Kind::Variable;
     let what = r.kind.word();
     let (name, opt) = optional(&r.old);
-    let found = if var {
-        orig.vars.iter().position(|v| matches(name, &v.name))
+    // Every variable (dimension) of that name, in any group; a path names one (NCO
+    // 5.1.4 renames `tas` in `/` and in `/model/diag` alike).
+    let found: Vec<usize> = if var {
+        (0..orig.vars.len())
+            .filter(|&i| matches(name, &orig.vars[i].name, &orig.var_path(i)))
+            .collect()
     } else {
-        orig.dims.iter().position(|d| matches(name, &d.name))
+        (0..orig.dims.len())
+            .filter(|&i| matches(name, &orig.dims[i].name, &orig.dim_path(i)))
+            .collect()
     };
-    let Some(i) = found else {
+    if found.is_empty() {
         if opt {
             notes.push(format!(
                 "INFO optional {what} {name} is not in {path}; skipped"
@@ -196,29 +192,73 @@ fn rename_object(
             r.kind.option(),
             r.new
         )));
-    };
-    if done.contains(&i) {
-        return Err(Error::msg(format!(
-            "{what} {name} is renamed twice; rename it once, to its final name"
-        )));
     }
-    done.push(i);
     names::check(what, &r.new)?;
-    let taken = if var {
-        m.vars.iter().any(|v| v.name == r.new)
-    } else {
-        m.dims.iter().any(|d| d.name == r.new)
-    };
-    if taken {
+    for i in found {
+        if done.contains(&i) {
+            return Err(Error::msg(format!(
+                "{what} {name} is renamed twice; rename it once, to its final name"
+            )));
+        }
+        done.push(i);
+        // The new name must be free in the object's own group.
+        let taken = if var {
+            m.var_in(m.vars[i].group, &r.new).is_some()
+        } else {
+            let g = m.dims[i].group;
+            m.dims.iter().any(|d| d.group == g && d.name == r.new)
+        };
+        if taken {
+            return Err(Error::msg(format!(
+                "cannot rename {what} {name} to {}: {path} already has a {what} of that name",
+                r.new
+            )));
+        }
+        if var {
+            m.vars[i].name = r.new.clone();
+        } else {
+            m.dims[i].name = r.new.clone();
+        }
+    }
+    Ok(())
+}
+
+/// A group rename (`-g old,new`): every group of that name (a path: that one).
+fn rename_group(
+    m: &mut Meta,
+    orig: &Meta,
+    r: &Rename,
+    path: &str,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let (name, opt) = optional(&r.old);
+    let found: Vec<usize> = (1..orig.groups.len())
+        .filter(|&g| matches(name, &orig.groups[g].name, &orig.group_path(g)))
+        .collect();
+    if found.is_empty() {
+        if opt {
+            notes.push(format!(
+                "INFO optional group {name} is not in {path}; skipped"
+            ));
+            return Ok(());
+        }
         return Err(Error::msg(format!(
-            "cannot rename {what} {name} to {}: {path} already has a {what} of that name",
+            "group {name} is not in {path} (prefix it with . if it may be absent: -g \
+             .{name},{})",
             r.new
         )));
     }
-    if var {
-        m.vars[i].name = r.new.clone();
-    } else {
-        m.dims[i].name = r.new.clone();
+    names::check("group", &r.new)?;
+    for g in found {
+        let parent = m.groups[g].parent.unwrap_or(0);
+        if m.child_group(parent, &r.new).is_some() {
+            return Err(Error::msg(format!(
+                "cannot rename group {name} to {}: {path} already has a group of that name \
+                 there",
+                r.new
+            )));
+        }
+        m.groups[g].name = r.new.clone();
     }
     Ok(())
 }
@@ -261,15 +301,19 @@ fn rename_attribute(
             .chain((0..m.vars.len()).map(Some))
             .collect(),
         Objects::Global => vec![None],
-        Objects::Var(v) => match orig.vars.iter().position(|x| matches(v, &x.name)) {
-            Some(i) => vec![Some(i)],
-            None if obj_opt => {
+        Objects::Var(v) => match (0..orig.vars.len())
+            .filter(|&i| matches(v, &orig.vars[i].name, &orig.var_path(i)))
+            .map(Some)
+            .collect::<Vec<_>>()
+        {
+            found if !found.is_empty() => found,
+            _ if obj_opt => {
                 notes.push(format!(
                     "INFO optional variable {v} is not in {path}; skipped"
                 ));
                 return Ok(());
             }
-            None => {
+            _ => {
                 return Err(Error::msg(format!(
                     "variable {v} is not in {path} (prefix it with . if it may be absent: \
                      -a .{v}@{att},{new})"
