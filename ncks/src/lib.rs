@@ -74,6 +74,11 @@ pub struct Cli {
     /// Traditional format: no dimension indices or coordinates before values
     #[arg(short = 'Q')]
     pub quiet_indices: bool,
+    /// Check the printed floating-point variables for NaN instead of printing them:
+    /// the first one found is reported and the exit status is 1 (NCO's `--chk_nan`;
+    /// ignored when writing an output, as in NCO)
+    #[arg(long = "chk_nan")]
+    pub check_nan: bool,
     /// Print values only
     #[arg(short = 'V', long = "val")]
     pub values_only: bool,
@@ -255,6 +260,9 @@ fn print_file(
             .unwrap_or_default(),
         groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
     };
+    if cli.check_nan {
+        return print::check_nan(ds, vars, sel);
+    }
     if cli.std.common.quiet {
         return Ok(());
     }

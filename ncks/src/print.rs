@@ -93,6 +93,53 @@ pub fn print(
     }
 }
 
+/// ncks `--chk_nan`: look through the NC_FLOAT and NC_DOUBLE variables of `vars` (in
+/// print order, under `sel`) for a NaN; at the first one print NCO 5.1.4's line on
+/// standard output (`ncks: INFO nco_chk_nan() reports variable /v has first NaNf at
+/// hyperslab element 1, exiting now.`, `NaN` for a double, the element's index in the
+/// hyperslab) and fail with [`Error::Reported`] (exit status 1). Nothing is printed
+/// when there is none.
+///
+/// Errors: read errors; the NaN found.
+pub fn check_nan(ds: &Dataset, vars: &[usize], sel: &Selection) -> Result<()> {
+    let m = ds.meta();
+    for &v in vars {
+        let word = match m.vars[v].ty {
+            NcType::Float => "NaNf",
+            NcType::Double => "NaN",
+            _ => continue,
+        };
+        let idx = sel.for_var(m, v);
+        let mut found = None;
+        let mut seen = 0usize;
+        let r = ds.read_blocks(v, &idx, PRINT_BLOCK_BYTES, |_, vals| {
+            if let Some(i) = (0..vals.len()).find(|&i| vals.get_f64(i).is_some_and(f64::is_nan)) {
+                found = Some(seen + i);
+                return Err(Error::Reported);
+            }
+            seen += vals.len();
+            Ok(())
+        });
+        match (r, found) {
+            (Err(Error::Reported), Some(i)) => {
+                let stdout = std::io::stdout();
+                let mut out = stdout.lock();
+                writeln!(
+                    out,
+                    "ncks: INFO nco_chk_nan() reports variable {} has first {word} at hyperslab \
+                     element {i}, exiting now.",
+                    m.var_path(v)
+                )
+                .and_then(|()| out.flush())
+                .map_err(io)?;
+                return Err(Error::Reported);
+            }
+            (r, _) => r?,
+        }
+    }
+    Ok(())
+}
+
 /// How a printing style spells a NaN or an infinity (NCO 5.1.4's spellings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NonFinite {
@@ -202,7 +249,9 @@ fn print_trd(
 ) -> Result<()> {
     let m = ds.meta();
     if o.global_meta {
-        if let Some(r) = m.record_dim() {
+        // The root's record dimension only (NCO 5.1.4 prints no line for one of a
+        // subgroup).
+        if let Some(r) = m.record_dim().filter(|&r| m.dims[r].group == 0) {
             writeln!(
                 out,
                 "Root record dimension 0: name = {}, size = {}\n",

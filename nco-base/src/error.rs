@@ -67,6 +67,10 @@ pub enum Error {
     /// Any other failure, already worded for the user.
     #[error("{0}")]
     Msg(String),
+    /// A run that ends with exit status 1 having said why itself, in NCO's words (ncks
+    /// `--chk_nan` finding a NaN): nothing more is printed.
+    #[error("(already reported)")]
+    Reported,
 }
 
 /// `text` on one line: its lines trimmed and joined by one blank, empty ones dropped

@@ -144,6 +144,25 @@ fn groups_by_name_path_and_regex_as_nco() {
     );
     let (_s, _a, b) = same_as_nco(&["-O", "-g", "diag"]);
     assert_eq!(layout(&b).1, ["/", "/model", "/model/diag"]);
+    // -x -g: everything outside the groups (ours wrote an empty /obs, no variables).
+    for g in ["obs", "model", "obs,diag", "^o.*"] {
+        same_as_nco(&["-O", "-x", "-g", g]);
+    }
+    let (_s, _a, b) = same_as_nco(&["-O", "-x", "-g", "obs"]);
+    assert_eq!(layout(&b).1, ["/", "/model", "/model/diag"]);
+    assert!(layout(&b).0.contains(&"/tas".to_string()));
+    // A coordinate range on a dimension name two groups define (/lat, /obs/lat): each
+    // takes its own coordinate's values (ours stopped: no coordinate variable).
+    same_as_nco(&["-O", "-d", "lat,0.,15."]);
+    let (_s, _a, b) = same_as_nco(&["-O", "-d", "lat,0.,25.", "-v", "band,tas"]);
+    let d = Dump::of(&b);
+    let band = group(&d, "/obs")
+        .vars
+        .iter()
+        .find(|v| v.name == "band")
+        .unwrap();
+    assert_eq!(band.numbers(), [1.0, 2.0]);
+    assert_eq!(d.var("tas").numbers().len(), 4 * 4);
 }
 
 #[test]
@@ -330,7 +349,9 @@ fn operators_without_groups_refuse_files_with_groups() {
 /// ncatted and ncrename edit files with groups as NCO 5.1.4: a variable, dimension or
 /// group name stands for every object of that name in any group (`tas` is `/tas` and
 /// `/model/diag/tas`), a path for that one; ncatted on a group's name edits the group's
-/// attributes; ncrename `-g` renames groups, `var@att` in every variable of the name.
+/// attributes, `group` every group's; ncrename `-g` renames groups, `var@att` in
+/// every variable of the name, `group@att` or `/path@att` in that group, `.att` in
+/// every group and variable that has it (a path in ncrename names that one object).
 /// (Renaming a netCDF-4 coordinate and its dimension together: NCO's values turn to
 /// fill values, README; left out.)
 #[test]
@@ -352,6 +373,15 @@ fn editors_edit_groups_as_nco() {
         ("ncrename", &["-g", ".nosuch,x"]),
         ("ncrename", &["-a", "tas@units,u2"]),
         ("ncrename", &["-d", "/obs/lat,olat"]),
+        ("ncrename", &["-v", "/tas,tt"]),
+        ("ncrename", &["-a", ".units,u"]),
+        ("ncrename", &["-a", ".source,s2"]),
+        ("ncrename", &["-a", "/model@source,src"]),
+        ("ncrename", &["-a", "model@source,src"]),
+        ("ncrename", &["-a", "/model/diag@note,n2"]),
+        ("ncrename", &["-a", "/tas@units,uu"]),
+        ("ncatted", &["-a", "note,group,o,c,hi"]),
+        ("ncatted", &["-a", "note,group,d,,"]),
     ];
     for &(op, args) in cases {
         let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
@@ -361,6 +391,20 @@ fn editors_edit_groups_as_nco() {
         nco(op).args(args).arg(&b).succeeds();
         let d = compare(&a, &b).differences();
         assert!(d.is_empty(), "{op} {args:?}: differs from NCO: {d:?}");
+    }
+    // Without `@` or `.`, every group and variable must have the attribute (NCO).
+    for args in [["-a", "title,t"], ["-a", "note,nn"]] {
+        let f = s.arg("bad.nc");
+        std::fs::copy(gx(), &f).unwrap();
+        let before = std::fs::read(&f).unwrap();
+        nco("ncrename").args(args).arg(&f).fails_with_code(1);
+        // NCO's failed ncrename has changed the file (README); ours leaves it.
+        if !is_nco() {
+            assert!(
+                std::fs::read(&f).unwrap() == before,
+                "{args:?} changed the file"
+            );
+        }
     }
     let out = s.arg("renamed.nc");
     std::fs::copy(gx(), &out).unwrap();
@@ -513,6 +557,8 @@ fn record_operators_keep_groups_as_nco() {
         &["-C", "-v", "pr"],
         &["-d", "time,0,,2"],
         &["--mro", "-d", "time,0,,2,2"],
+        &["-x", "-g", "obs"],
+        &["-d", "lat,0.,15."],
         &["-y", "max"],
         &["-y", "ttl"],
         &["-L", "1"],

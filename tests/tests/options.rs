@@ -1,5 +1,5 @@
 //! Options every operator shares with NCO 5.1.4 that are not about selection or
-//! storage: `--gaa` (`--glb`, `--glb_att_add`) global attributes. Each case runs NCO
+//! storage: `--gaa` (`--glb`, `--glb_att_add`) global attributes, ncks `--chk_nan`. Each case runs NCO
 //! (`/usr/bin`, `nco_tests::reference`) beside the binaries under test on the fixture.
 
 use nco_tests::{fx, is_nco, ncdump, nco, reference, Scratch};
@@ -90,4 +90,64 @@ fn bad_global_attributes_are_refused_as_in_nco() {
             assert_eq!(s.files(), Vec::<String>::new(), "--gaa {bad}");
         }
     }
+}
+
+/// ncks `--chk_nan` as NCO 5.1.4: instead of printing, the floating-point variables
+/// are searched for a NaN in print order; the first one found is one INFO line on
+/// standard output naming its path, "NaNf" (float) or "NaN" (double) and its index in
+/// the hyperslab, exit status 1; none found, nothing printed and exit status 0; when
+/// writing an output the option changes nothing (NCO's too).
+#[test]
+fn chk_nan_reports_the_first_nan_as_nco() {
+    let s = Scratch::new();
+    let cdl = s.path("nan.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf nan { dimensions: x = 3 ; variables: double w(x) ; float a(x) ; \
+         int i(x) ; data: w = 1, NaN, 3 ; a = 1, 2, NaNf ; i = 1, 2, 3 ; \
+         group: sub { variables: float u(x) ; data: u = NaNf, 2, 3 ; } }",
+    )
+    .unwrap();
+    let f = s.arg("nan.nc");
+    nco_tests::tool("ncgen")
+        .args(["-k", "nc4", "-o", &f])
+        .arg(&cdl)
+        .succeeds();
+    let cases: &[(&[&str], Option<&str>)] = &[
+        (&[], Some("/a has first NaNf at hyperslab element 2")),
+        (
+            &["-v", "w,u"],
+            Some("/sub/u has first NaNf at hyperslab element 0"),
+        ),
+        (
+            &["-v", "w"],
+            Some("/w has first NaN at hyperslab element 1"),
+        ),
+        (
+            &["-d", "x,1,2", "-v", "w"],
+            Some("/w has first NaN at hyperslab element 0"),
+        ),
+        (&["-d", "x,0,1", "-v", "a"], None),
+        (&["-v", "i"], None),
+    ];
+    for &(args, want) in cases {
+        let theirs = reference("ncks").arg("--chk_nan").args(args).arg(&f).run();
+        let ours = nco("ncks").arg("--chk_nan").args(args).arg(&f).run();
+        assert_eq!(ours.stdout, theirs.stdout, "--chk_nan {args:?}");
+        assert_eq!(ours.code, theirs.code, "--chk_nan {args:?}");
+        match want {
+            Some(w) => {
+                let line = format!("ncks: INFO nco_chk_nan() reports variable {w}, exiting now.\n");
+                assert_eq!(ours.stdout, line);
+                assert_eq!(ours.code, Some(1));
+            }
+            None => {
+                assert!(ours.stdout.is_empty(), "{}", ours.stdout);
+                assert_eq!(ours.code, Some(0));
+            }
+        }
+    }
+    let out = s.arg("o.nc");
+    nco("ncks").args(["-O", "--chk_nan", &f, &out]).succeeds();
+    assert!(std::path::Path::new(&out).exists());
 }

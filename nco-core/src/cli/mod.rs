@@ -828,6 +828,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => exit_on_closed_pipe(),
+        Err(Error::Reported) => fail_exit(),
         Err(e) => {
             eprintln!("{prog}: ERROR {}", e.one_line());
             fail_exit()

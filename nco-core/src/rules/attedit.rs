@@ -90,8 +90,11 @@ impl Mode {
 pub enum Objects {
     /// Empty: every variable.
     AllVars,
-    /// `global` or `group`: the global attributes.
+    /// `global`: the global attributes (the root group's).
     Global,
+    /// `group`: the attributes of every group, the root's included (NCO 5.1.4; the
+    /// root's only in a file without groups).
+    AllGroups,
     /// One variable by name.
     Var(String),
     /// The variables whose names the expression matches.
@@ -414,8 +417,10 @@ impl AttEdit {
         };
         let objects = if f[1].is_empty() {
             Objects::AllVars
-        } else if f[1].eq_ignore_ascii_case("global") || f[1].eq_ignore_ascii_case("group") {
+        } else if f[1].eq_ignore_ascii_case("global") {
             Objects::Global
+        } else if f[1].eq_ignore_ascii_case("group") {
+            Objects::AllGroups
         } else if groups::is_regex(f[1]) {
             Objects::Regex(rx(f[1], "variable names")?)
         } else {
@@ -506,6 +511,7 @@ pub fn apply(meta: &Meta, edits: &[AttEdit], type_match: bool) -> Result<Applied
         };
         let targets: Vec<Owner> = match &e.objects {
             Objects::Global => vec![Owner::Group(0)],
+            Objects::AllGroups => (0..m.groups.len()).map(Owner::Group).collect(),
             Objects::AllVars => (0..m.vars.len())
                 .filter(|&i| keep_type(m.vars[i].ty))
                 .map(Owner::Var)

@@ -385,17 +385,16 @@ fn stride_list(v: &[usize], stride: usize) -> Vec<usize> {
     v.iter().copied().step_by(stride).collect()
 }
 
-/// Read the 1-D coordinate of dimension `dim` as f64 values, if there is one.
+/// Read the 1-D coordinate of dimension `dim` (the variable of its name in its
+/// group, [`Meta::coord_var`]: `/obs/lat` for `/obs`'s `lat`) as f64 values, if there
+/// is one.
 pub fn coordinate_values(
     meta: &Meta,
     read: &dyn Fn(usize) -> Result<Values>,
     dim: usize,
 ) -> Result<Option<Vec<f64>>> {
-    let name = &meta.dims[dim].name;
-    match meta.var_id(name) {
-        Some(v) if meta.vars[v].dims == [dim] && meta.vars[v].ty.is_numeric() => {
-            Ok(read(v)?.to_f64_vec())
-        }
+    match meta.coord_var(dim) {
+        Some(v) if meta.vars[v].ty.is_numeric() => Ok(read(v)?.to_f64_vec()),
         _ => Ok(None),
     }
 }
@@ -460,7 +459,7 @@ pub fn resolve(
             continue;
         }
         let coord = coordinate_values(meta, read, d)?;
-        let cvar = meta.var(&dim.name);
+        let cvar = meta.coord_var(d).map(|v| &meta.vars[v]);
         let units = cvar.and_then(|v| v.attr_text("units"));
         let calendar = cvar.and_then(|v| v.attr_text("calendar"));
         let info = DimInfo {

@@ -102,10 +102,14 @@ fn optional(name: &str) -> (&str, bool) {
 }
 
 /// A name as given matches an object with short name `name` and full path `full`: a
-/// plain name matches that name in any group, a path that path (or a path ending in
-/// it, [`crate::rules::groups::names`]).
+/// plain name matches that name in any group, a path (`/obs/t2m`, `/tas`) that object
+/// only (NCO 5.1.4).
 fn matches(given: &str, name: &str, full: &str) -> bool {
-    crate::rules::groups::names(given, name, full)
+    if given.starts_with('/') {
+        given == full
+    } else {
+        given == name
+    }
 }
 
 /// Where an attribute rename looks.
@@ -295,15 +299,31 @@ fn rename_attribute(
         ));
     }
     names::check("attribute", new)?;
-    // The attribute lists to look in: None = the global attributes, Some(i) = variable i.
-    let targets: Vec<Option<usize>> = match &objects {
-        Objects::All => std::iter::once(None)
-            .chain((0..m.vars.len()).map(Some))
+    // The attribute lists to look in: Err(g) = group g's (the root's: the global
+    // attributes), Ok(i) = variable i's.
+    let targets: Vec<std::result::Result<usize, usize>> = match &objects {
+        Objects::All => (0..m.groups.len())
+            .map(Err)
+            .chain((0..m.vars.len()).map(Ok))
             .collect(),
-        Objects::Global => vec![None],
+        Objects::Global => vec![Err(0)],
+        // Every variable of that name (a path: that one); failing that, the groups of
+        // that name or path (`-a /model@source,src`).
         Objects::Var(v) => match (0..orig.vars.len())
             .filter(|&i| matches(v, &orig.vars[i].name, &orig.var_path(i)))
-            .map(Some)
+            .map(Ok)
+            .chain(
+                (1..orig.groups.len())
+                    .filter(|&g| {
+                        !orig
+                            .vars
+                            .iter()
+                            .enumerate()
+                            .any(|(i, x)| matches(v, &x.name, &orig.var_path(i)))
+                            && matches(v, &orig.groups[g].name, &orig.group_path(g))
+                    })
+                    .map(Err),
+            )
             .collect::<Vec<_>>()
         {
             found if !found.is_empty() => found,
@@ -323,10 +343,16 @@ fn rename_attribute(
     };
     for t in targets {
         let (owner, attrs): (String, &mut Vec<Attr>) = match t {
-            None => ("the global attributes".into(), &mut m.attrs),
-            Some(i) => (format!("variable {}", m.vars[i].name), &mut m.vars[i].attrs),
+            Err(0) => ("the global attributes".into(), &mut m.attrs),
+            Err(g) => (
+                format!("the attributes of group {}", m.group_path(g)),
+                &mut m.groups[g].attrs,
+            ),
+            Ok(i) => (format!("variable {}", m.var_ref(i)), &mut m.vars[i].attrs),
         };
         let Some(k) = attrs.iter().position(|a| a.name == att) else {
+            // Without `@` (and without `.`), every group and variable must have it,
+            // as NCO 5.1.4 requires.
             if att_opt {
                 continue;
             }

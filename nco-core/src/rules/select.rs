@@ -124,11 +124,13 @@ pub fn associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
 /// The groups an output of the selection `args` holds even when none of their
 /// variables is written: without `-v`, every group `-g` selects (all groups without
 /// `-g`), as NCO 5.1.4 copies, prints and computes (`ncks`, `ncra` keep an input
-/// group that has attributes only); none with `-v`.
+/// group that has attributes only); none with `-v`, or with `-x -g`.
 ///
 /// Errors: a `-g` item that selects no group.
 pub fn whole_groups(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
-    if !args.vars.is_empty() {
+    // With -v, or -x -g (which excludes the groups), only the written variables'
+    // groups.
+    if !args.vars.is_empty() || (args.exclude && !args.groups.is_empty()) {
         return Ok(Vec::new());
     }
     let keep = crate::rules::groups::select_groups(meta, &args.groups)?;
@@ -195,7 +197,10 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
             ));
         }
     }
-    let mut keep: Vec<bool> = if args.vars.is_empty() {
+    let mut keep: Vec<bool> = if args.vars.is_empty() && args.exclude && !args.groups.is_empty() {
+        // `-x -g G`: every variable outside the groups G (NCO 5.1.4).
+        allowed.iter().map(|&a| !a).collect()
+    } else if args.vars.is_empty() {
         // `-c` alone: the coordinates only (and, below, what they bring).
         allowed
             .iter()
