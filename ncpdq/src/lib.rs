@@ -289,10 +289,7 @@ fn arrangement(arrange: Option<&str>, ds: &Dataset) -> Result<Vec<(usize, bool)>
             Some(n) => (n.to_string(), true),
             None => (item.clone(), false),
         };
-        let m = ds.meta();
-        let named: Vec<usize> = (0..m.dims.len())
-            .filter(|&d| nco_core::groups::names(&name, &m.dims[d].name, &m.dim_path(d)))
-            .collect();
+        let named = nco_core::groups::dims_named(ds.meta(), &name);
         if named.is_empty() {
             return Err(Error::option(
                 "-a",

@@ -251,7 +251,8 @@ fn mask_of(ds: &Dataset, sel: &Selection, cond: &MaskExpr, hdf: bool) -> Result<
     Ok(Aux { values, dims })
 }
 
-/// The dimensions `-a` reduces (all without it).
+/// The dimensions `-a` reduces (all without it); a name is every dimension of that name,
+/// in any group ([`nco_core::groups::dims_named`]).
 ///
 /// Errors: a dimension not in the input (named).
 fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &std::path::Path) -> Result<Vec<usize>> {
@@ -260,11 +261,7 @@ fn reduced_dims(avg: Option<&str>, meta: &Meta, input: &std::path::Path) -> Resu
     };
     let mut dims = Vec::new();
     for n in nco_core::select::split_list(list) {
-        // A name reduces every dimension of that name, in any group (`-a lat` takes
-        // `/lat` and `/obs/lat`, as NCO 5.1.4); a path, that one.
-        let named: Vec<usize> = (0..meta.dims.len())
-            .filter(|&d| nco_core::groups::names(&n, &meta.dims[d].name, &meta.dim_path(d)))
-            .collect();
+        let named = nco_core::groups::dims_named(meta, &n);
         if named.is_empty() {
             return Err(Error::option(
                 "-a",

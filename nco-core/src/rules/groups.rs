@@ -54,6 +54,16 @@ pub fn names(item: &str, short: &str, full: &str) -> bool {
     full == item || (!tail.is_empty() && full.ends_with(&format!("/{tail}")))
 }
 
+/// The dimensions `item` names in option lists that take dimension names (ncwa and
+/// ncpdq `-a`): a name every dimension of that name, in any group (`lat` is `/lat`
+/// and `/obs/lat`, as NCO 5.1.4 takes it); a path that one ([`names`]). Empty when
+/// none.
+pub fn dims_named(meta: &Meta, item: &str) -> Vec<usize> {
+    (0..meta.dims.len())
+        .filter(|&d| names(item, &meta.dims[d].name, &meta.dim_path(d)))
+        .collect()
+}
+
 /// A compiled list item: a plain name or path, or a regular expression.
 #[derive(Clone, Debug)]
 pub enum Item {
