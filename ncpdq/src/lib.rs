@@ -203,10 +203,10 @@ fn action(policy: Policy, map: PackMap, m: &Meta, v: usize, hdf: bool) -> Action
         (Policy::XstNew, false, _) => Action::Copy,
         (_, _, Some((t, true))) => Action::Pack(t),
         (_, false, Some((t, false))) => Action::Convert(t),
-        // A packed variable whose unpacked type the map does not pack stays packed as
-        // it is (NCO 5.1.4).
-        (_, true, None) => Action::Copy,
-        (_, true, _) => Action::Unpack,
+        // A packed variable whose unpacked type the map does not pack, or only converts
+        // (`-M dbl_flt`, `flt_dbl`), stays packed as it is (NCO 5.1.4; ours unpacked it
+        // under a conversion map).
+        (_, true, None | Some((_, false))) => Action::Copy,
         (_, false, None) => Action::Copy,
     }
 }

@@ -583,3 +583,49 @@ fn operators_keep_the_input_variable_order_ncks_and_ncbo_alphabetise() {
         assert_eq!(order(&out), "alpha mid time zeta", "{op}");
     }
 }
+
+/// A conversion map (`-M dbl_flt`, `flt_dbl`) converts unpacked variables and leaves
+/// packed ones packed, as NCO 5.1.4 (ours unpacked them into the map's type).
+#[test]
+fn conversion_maps_leave_packed_variables_packed_as_nco() {
+    let s = Scratch::new();
+    let cdl = s.path("p.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf p { dimensions: x = 3 ; variables: short pk(x) ; pk:scale_factor = 0.5 ; \
+         pk:add_offset = 100. ; short pf(x) ; pf:scale_factor = 0.5f ; \
+         pf:add_offset = 100.f ; double d(x) ; float f(x) ; \
+         data: pk = 1, 2, 3 ; pf = 1, 2, 3 ; d = 1, 2, 3 ; f = 1, 2, 3 ; }",
+    )
+    .unwrap();
+    let f = s.arg("p.nc");
+    nco_tests::tool("ncgen")
+        .args(["-o", &f])
+        .arg(&cdl)
+        .succeeds();
+    for (map, want_d, want_f) in [
+        ("dbl_flt", "float", "float"),
+        ("flt_dbl", "double", "double"),
+    ] {
+        for policy in [&[][..], &["-P", "all_new"], &["-P", "xst_new"]] {
+            let (a, b) = (s.arg("nco.nc"), s.arg("ours.nc"));
+            for (cmd, out) in [(nco_tests::reference("ncpdq"), &a), (nco("ncpdq"), &b)] {
+                cmd.args(["-O", "-M", map])
+                    .args(policy)
+                    .arg(&f)
+                    .arg(out)
+                    .succeeds();
+            }
+            nco_tests::compare(&a, &b).equal();
+            let d = nco_tests::Dump::of(&b);
+            assert_eq!(d.var("pk").ty, "short", "{map} {policy:?}");
+            assert_eq!(d.var("pf").ty, "short", "{map} {policy:?}");
+            if policy.is_empty() {
+                assert_eq!(
+                    (d.var("d").ty.as_str(), d.var("f").ty.as_str()),
+                    (want_d, want_f)
+                );
+            }
+        }
+    }
+}
