@@ -15,8 +15,9 @@ use std::ffi::OsString;
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
+use nco_core::extract::RecordChange;
 use nco_core::kernels::binary::BinOp;
-use nco_core::pair::{self, write_pair, Combine, Operand};
+use nco_core::pair::{write_pair, Combine, Operand};
 use nco_core::Result;
 
 /// ncbo command line.
@@ -97,13 +98,11 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         &b.ds.path().display().to_string(),
         &cli.std.select.select_args(),
     )?;
-    let planned = pair::plan_output(
-        &target,
-        a.meta(),
-        &vars,
-        &sel_a,
-        &cli.std.select.select_args(),
-    )?;
+    let rec = RecordChange::default();
+    let args = cli.std.select.select_args();
+    let planned = target
+        .plan_selection(a.meta(), &vars, &sel_a, &rec, &args)?
+        .meta;
     write_pair(
         prog,
         Combine::Op(op),

@@ -104,11 +104,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
     let sel_args = cli.std.select.select_args();
     let vars = nco_core::select::select_input_order(first, &sel_args)?;
-    // Every group of the first member is kept without -v, as in NCO 5.1.4.
-    let layout = nco_core::extract::Layout {
-        gpe: None,
-        groups: nco_core::select::whole_groups(first, &sel_args)?,
-    };
     multifile::check_members(&sets, &vars)?;
     let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
     target.provenance.source = inputs.files.first().cloned();
@@ -128,7 +123,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             make: None,
         };
         let mut meta = target
-            .plan_extract_with(first, &vars, &sel, &rec_change, &layout)?
+            .plan_selection(first, &vars, &sel, &rec_change, &sel_args)?
             .meta;
         let stacked = members.stack(&cli, &mut meta)?;
         let mut out = Output::create(&target, meta)?;
@@ -136,7 +131,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return out.commit();
     }
     let mut meta = target
-        .plan_extract_with(first, &vars, &sel, &RecordChange::default(), &layout)?
+        .plan_selection(first, &vars, &sel, &RecordChange::default(), &sel_args)?
         .meta;
     let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
     // Results that do not fit an integer output become its fill value, declared in the

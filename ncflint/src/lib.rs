@@ -19,6 +19,7 @@ use clap::{CommandFactory, Parser};
 use nco_core::arith;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
+use nco_core::extract::RecordChange;
 use nco_core::pair::{self, Combine, Operand};
 use nco_core::{Error, Result};
 
@@ -180,13 +181,11 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .collect();
     let sel_b = cli.std.slab.resolve_specs(&b, &specs_b)?;
     let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select.select_args())?;
-    let planned = pair::plan_output(
-        &target,
-        a.meta(),
-        &vars,
-        &sel_a,
-        &cli.std.select.select_args(),
-    )?;
+    let rec = RecordChange::default();
+    let args = cli.std.select.select_args();
+    let planned = target
+        .plan_selection(a.meta(), &vars, &sel_a, &rec, &args)?
+        .meta;
     let fix_rec_crd = cli.fix_rec_crd;
     pair::write_pair(
         prog,

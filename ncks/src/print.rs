@@ -731,20 +731,10 @@ struct Tree<'a> {
 impl<'a> Tree<'a> {
     /// The groups shown when printing `vars` of `m`, with the `extra` groups.
     fn new(m: &'a Meta, vars: &[usize], extra: &[usize]) -> Tree<'a> {
-        let mut shown = vec![false; m.groups.len()];
-        shown[0] = true;
-        let wanted = vars
-            .iter()
-            .map(|&v| m.vars[v].group)
-            .chain(extra.iter().copied());
-        for g in wanted {
-            let mut at = Some(g);
-            while let Some(i) = at {
-                shown[i] = true;
-                at = m.groups[i].parent;
-            }
+        Tree {
+            m,
+            shown: nco_core::groups::needed(m, vars, extra),
         }
-        Tree { m, shown }
     }
 
     /// The shown subgroups of `g`, in the file's order.

@@ -445,13 +445,6 @@ impl Meta {
     /// The dimension of this dataset at the full path of dimension `d` of `other` (see
     /// [`Meta::var_like`]).
     pub fn dim_like(&self, other: &Meta, d: usize) -> Option<usize> {
-        let dim = &other.dims[d];
-        if dim.group == 0 {
-            return self
-                .dims
-                .iter()
-                .position(|x| x.group == 0 && x.name == dim.name);
-        }
         self.dim_id(&other.dim_path(d))
     }
 

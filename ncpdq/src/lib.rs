@@ -239,12 +239,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let sel_args = cli.std.select.select_args();
     let vars = nco_core::select::select_input_order(m, &sel_args)?;
     let arr = Arrangement::new(m, &vars, &order);
-    // Every group is kept without -v, as in NCO 5.1.4.
-    let layout = nco_core::extract::Layout {
-        gpe: None,
-        groups: nco_core::select::whole_groups(m, &sel_args)?,
-    };
-    let plan = target.plan_extract_with(m, &vars, &sel, &arr.record_change(m), &layout)?;
+    let plan = target.plan_selection(m, &vars, &sel, &arr.record_change(m), &sel_args)?;
     let mut meta = plan.meta;
     arr.permute(m, &mut meta, cli.mrd)?;
     let hdf = cli.hdf_upk;

@@ -369,12 +369,8 @@ impl Ra<'_> {
         // Output definitions: the first file's variables, record dimension resized.
         let mut rec_sel = sel.clone();
         rec_sel.dims[rec] = Some((0..out_records).collect());
-        let layout = nco_core::extract::Layout {
-            gpe: None,
-            groups: nco_core::select::whole_groups(first, &sel_args)?,
-        };
         let plan =
-            target.plan_extract_with(first, &vars, &rec_sel, &RecordChange::default(), &layout)?;
+            target.plan_selection(first, &vars, &rec_sel, &RecordChange::default(), &sel_args)?;
         let mut meta = plan.meta;
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);

@@ -310,14 +310,9 @@ fn define(
     target: &nco_core::target::Target,
 ) -> Result<(Meta, Vec<Job>)> {
     let (meta, sel, avg_dims) = (r.ds.meta(), r.sel, r.avg_dims);
-    let layout = nco_core::extract::Layout {
-        gpe: None,
-        groups: nco_core::select::whole_groups(meta, &cli.std.select.select_args())?,
-    };
     let rec = nco_core::extract::RecordChange::default();
-    let mut out = target
-        .plan_extract_with(meta, vars, sel, &rec, &layout)?
-        .meta;
+    let args = cli.std.select.select_args();
+    let mut out = target.plan_selection(meta, vars, sel, &rec, &args)?.meta;
     // The output dimensions the reduction removes (or keeps with size 1).
     let mut reduced_out = vec![false; out.dims.len()];
     for (o, &v) in vars.iter().enumerate() {
@@ -328,17 +323,14 @@ fn define(
         }
     }
     for ov in &mut out.vars {
-        let keep: Vec<bool> = ov.dims.iter().map(|&d| !reduced_out[d]).collect();
         if let Some(c) = ov.storage.chunks.as_mut() {
-            for (k, n) in c.iter_mut().enumerate() {
-                if !keep[k] {
-                    *n = 1;
-                }
-            }
-            if !cli.retain {
-                let mut k = 0;
-                c.retain(|_| (keep[k], k += 1).0);
-            }
+            *c = ov
+                .dims
+                .iter()
+                .zip(c.iter())
+                .filter(|(&d, _)| cli.retain || !reduced_out[d])
+                .map(|(&d, &n)| if reduced_out[d] { 1 } else { n })
+                .collect();
         }
         if !cli.retain {
             ov.dims.retain(|&d| !reduced_out[d]);
@@ -351,14 +343,12 @@ fn define(
             }
         }
     } else {
+        let kept: Vec<usize> = (0..out.dims.len()).filter(|&d| !reduced_out[d]).collect();
         let mut renumber = vec![0; out.dims.len()];
-        let mut n = 0;
-        for (d, r) in renumber.iter_mut().enumerate() {
-            *r = n;
-            n += usize::from(!reduced_out[d]);
+        for (new, &old) in kept.iter().enumerate() {
+            renumber[old] = new;
         }
-        let mut d = 0;
-        out.dims.retain(|_| (!reduced_out[d], d += 1).0);
+        out.dims = kept.iter().map(|&d| out.dims[d].clone()).collect();
         for ov in &mut out.vars {
             for d in &mut ov.dims {
                 *d = renumber[*d];

@@ -215,19 +215,7 @@ fn map_groups(
     out: &mut Meta,
 ) -> Vec<Option<usize>> {
     let n = input.groups.len();
-    let mut need = vec![false; n];
-    need[0] = true;
-    let wanted = vars
-        .iter()
-        .map(|&v| input.vars[v].group)
-        .chain(layout.groups.iter().copied());
-    for g in wanted {
-        let mut at = Some(g);
-        while let Some(i) = at {
-            need[i] = true;
-            at = input.groups[i].parent;
-        }
-    }
+    let need = crate::rules::groups::needed(input, vars, &layout.groups);
     let path_of = |g: usize| {
         let p = input.group_path(g);
         gpe.map_or(p.clone(), |e| e.apply(&p))

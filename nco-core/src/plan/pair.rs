@@ -87,27 +87,6 @@ impl Job {
     }
 }
 
-/// The planned output of a two-file run (ncbo, ncflint): the first file's `vars` under
-/// `sel`, every group of the first file kept without `-v` (`args`), as NCO 5.1.4.
-///
-/// Errors: the plan's ([`crate::extract::plan_with`]).
-pub fn plan_output(
-    target: &Target,
-    first: &Meta,
-    vars: &[usize],
-    sel: &Selection,
-    args: &crate::select::SelectArgs,
-) -> Result<Meta> {
-    let layout = crate::extract::Layout {
-        gpe: None,
-        groups: crate::select::whole_groups(first, args)?,
-    };
-    let rec = crate::extract::RecordChange::default();
-    Ok(target
-        .plan_extract_with(first, vars, sel, &rec, &layout)?
-        .meta)
-}
-
 /// Write `meta` (the planned output: `vars` of the first file, selected and placed)
 /// into `target`: the variables `fixed` names, and text, are copied from the first
 /// file, the others are `comb` of the two files (ncbo's engine, shared with ncflint).

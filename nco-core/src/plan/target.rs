@@ -169,6 +169,27 @@ impl Target {
         let format = self.format_for(input.format)?;
         extract::plan_with(input, vars, sel, format, rec, &self.storage, layout)
     }
+
+    /// [`Target::plan_extract`] of the selection `args` made (`vars`), keeping the
+    /// groups it keeps without variables ([`crate::select::whole_groups`]: every group
+    /// `-g` selects, without `-v`): the output plan of every operator that writes from
+    /// its inputs without `-G` (ncra, ncrcat, nces, ncecat, ncwa, ncbo, ncflint, ncpdq).
+    ///
+    /// Errors: those of [`Target::plan_extract_with`]; a `-g` item that selects nothing.
+    pub fn plan_selection(
+        &self,
+        input: &Meta,
+        vars: &[usize],
+        sel: &Selection,
+        rec: &RecordChange,
+        args: &crate::select::SelectArgs,
+    ) -> Result<Plan> {
+        let layout = Layout {
+            gpe: None,
+            groups: crate::select::whole_groups(input, args)?,
+        };
+        self.plan_extract_with(input, vars, sel, rec, &layout)
+    }
 }
 
 /// The existing output an [`Output`] is merged into (`-A`).

@@ -54,6 +54,27 @@ pub fn names(item: &str, short: &str, full: &str) -> bool {
     full == item || (!tail.is_empty() && full.ends_with(&format!("/{tail}")))
 }
 
+/// The groups an output (or a print) of the variables `vars` of `meta` holds, one flag
+/// per group: the root, the variables' groups and their ancestors, and the `extra`
+/// groups (those `-g` keeps without variables, [`crate::select::whole_groups`]) with
+/// theirs.
+pub fn needed(meta: &Meta, vars: &[usize], extra: &[usize]) -> Vec<bool> {
+    let mut need = vec![false; meta.groups.len()];
+    need[0] = true;
+    let wanted = vars
+        .iter()
+        .map(|&v| meta.vars[v].group)
+        .chain(extra.iter().copied());
+    for g in wanted {
+        let mut at = Some(g);
+        while let Some(i) = at {
+            need[i] = true;
+            at = meta.groups[i].parent;
+        }
+    }
+    need
+}
+
 /// The dimensions `item` names in option lists that take dimension names (ncwa and
 /// ncpdq `-a`): a name every dimension of that name, in any group (`lat` is `/lat`
 /// and `/obs/lat`, as NCO 5.1.4 takes it); a path that one ([`names`]). Empty when

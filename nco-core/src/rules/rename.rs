@@ -309,37 +309,35 @@ fn rename_attribute(
         Objects::Global => vec![Err(0)],
         // Every variable of that name (a path: that one); failing that, the groups of
         // that name or path (`-a /model@source,src`).
-        Objects::Var(v) => match (0..orig.vars.len())
-            .filter(|&i| matches(v, &orig.vars[i].name, &orig.var_path(i)))
-            .map(Ok)
-            .chain(
+        Objects::Var(v) => {
+            let vars: Vec<_> = (0..orig.vars.len())
+                .filter(|&i| matches(v, &orig.vars[i].name, &orig.var_path(i)))
+                .map(Ok)
+                .collect();
+            let found = if vars.is_empty() {
                 (1..orig.groups.len())
-                    .filter(|&g| {
-                        !orig
-                            .vars
-                            .iter()
-                            .enumerate()
-                            .any(|(i, x)| matches(v, &x.name, &orig.var_path(i)))
-                            && matches(v, &orig.groups[g].name, &orig.group_path(g))
-                    })
-                    .map(Err),
-            )
-            .collect::<Vec<_>>()
-        {
-            found if !found.is_empty() => found,
-            _ if obj_opt => {
-                notes.push(format!(
-                    "INFO optional variable {v} is not in {path}; skipped"
-                ));
-                return Ok(());
-            }
-            _ => {
-                return Err(Error::msg(format!(
-                    "variable {v} is not in {path} (prefix it with . if it may be absent: \
+                    .filter(|&g| matches(v, &orig.groups[g].name, &orig.group_path(g)))
+                    .map(Err)
+                    .collect()
+            } else {
+                vars
+            };
+            match found {
+                found if !found.is_empty() => found,
+                _ if obj_opt => {
+                    notes.push(format!(
+                        "INFO optional variable {v} is not in {path}; skipped"
+                    ));
+                    return Ok(());
+                }
+                _ => {
+                    return Err(Error::msg(format!(
+                        "variable {v} is not in {path} (prefix it with . if it may be absent: \
                      -a .{v}@{att},{new})"
-                )))
+                    )))
+                }
             }
-        },
+        }
     };
     for t in targets {
         let (owner, attrs): (String, &mut Vec<Attr>) = match t {
