@@ -65,7 +65,9 @@ pub fn io_config() -> IoConfig {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn is_url(path: &Path) -> bool {
+/// True when `path` is a DAP (OPeNDAP) URL: read through libnetcdf's DAP2 client, never
+/// through a local-file path.
+pub fn is_url(path: &Path) -> bool {
     let Some(path) = path.to_str() else {
         return false;
     };

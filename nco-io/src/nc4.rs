@@ -43,6 +43,52 @@ fn check(rc: c_int) -> Nc<()> {
     }
 }
 
+/// Run `f` with the process's standard error (file descriptor 2) sent to a temporary
+/// file, and return what was written there. libnetcdf's DAP2 client prints its curl
+/// and parser messages there itself (several lines for an unreachable server or a 404
+/// before the error code comes back); a failed URL open is one line of ours instead,
+/// with curl's reason in it ([`with_dap_detail`]). Called with the library lock held;
+/// when the temporary file cannot be made, `f` runs with standard error as it is.
+fn captured_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::io::{Read, Seek};
+    use std::os::fd::AsRawFd;
+    let Ok(mut tmp) = tempfile::tempfile() else {
+        return (f(), String::new());
+    };
+    // SAFETY: dup and dup2 on descriptors this process owns; 2 is restored before
+    // returning and the copy closed.
+    let saved = unsafe { libc::dup(2) };
+    if saved < 0 || unsafe { libc::dup2(tmp.as_raw_fd(), 2) } < 0 {
+        return (f(), String::new());
+    }
+    let out = f();
+    // SAFETY: as above.
+    unsafe {
+        libc::dup2(saved, 2);
+        libc::close(saved);
+    }
+    let mut said = String::new();
+    if tmp.rewind().is_ok() {
+        let _ = tmp.read_to_string(&mut said);
+    }
+    (out, said)
+}
+
+/// `e` with the reason libnetcdf's DAP2 client printed (`said`, its `Error:` lines,
+/// e.g. "curl error: Couldn't connect to server"), when there is one.
+fn with_dap_detail(e: Error, said: &str) -> Error {
+    let reasons: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("Error:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if reasons.is_empty() {
+        return e;
+    }
+    Error::msg(format!("{e}: {}", reasons.join("; ")))
+}
+
 /// The library lock (re-entrant: a function holding it may call another that takes it).
 /// HDF5's error printing is switched off on the calling thread first ([`quiet_hdf5`]).
 fn lock() -> impl Drop {
@@ -448,8 +494,14 @@ impl LibReader {
         let _g = lock();
         let mut ncid = 0;
         // SAFETY: the lock is held; `c` outlives the call.
-        check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) })
-            .map_err(|e| Error::netcdf(path, None, e))?;
+        let mut open = || check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) });
+        if crate::dataset::is_url(file) {
+            let (rc, said) = captured_stderr(open);
+            rc.map_err(|e| Error::netcdf(path, None, e))
+                .map_err(|e| with_dap_detail(e, &said))?;
+        } else {
+            open().map_err(|e| Error::netcdf(path, None, e))?;
+        }
         // From here on the reader owns the handle and closes it when dropped.
         let mut reader = LibReader {
             path: path.to_string(),

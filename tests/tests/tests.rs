@@ -13,6 +13,7 @@ mod append;
 mod bench;
 mod casts;
 mod cf_reduce;
+mod dap;
 mod differential;
 mod edge;
 mod faults;

@@ -1,0 +1,215 @@
+//! OPeNDAP (DAP2) inputs, read from a real server on loopback: pydap's file server
+//! (`tests/dap/serve.py`, run by the Python of the virtual environment
+//! `scripts/dap-venv.sh` makes, `target/dap-venv`, or `$NCO_RS_DAP_PYTHON`) serving the
+//! fixture. A missing server makes these tests fail with that hint, never skip.
+//!
+//! Each operator gives from the URL the values it gives from the local file. What DAP2
+//! changes on the way, for NCO 5.1.4 as for us (both read URLs through libnetcdf's DAP2
+//! client), and so what the comparisons leave out: numeric attributes arrive with six
+//! significant digits (pydap writes them with `%.6g`), a char variable `name(len)`
+//! arrives as `name(maxStrlen64)`, signed bytes as shorts; the record dimension stays
+//! a record dimension because the server names it (`DODS_EXTRA`).
+
+use nco_tests::{compare, data_dir, fixture, is_nco, nco, value, Scratch};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The variables the comparisons read: a 3-D record variable, integer and packed
+/// record variables with fill values, a variable with fill values, a packed one, scalars.
+const VARS: &str = "PS,fld_rec,rec_fill,rec_pck,fld_fill,fld_pck,sc_dbl,sc_int";
+
+struct Server {
+    /// `http://127.0.0.1:PORT`
+    base: String,
+    _child: Child,
+}
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("NCO_RS_DAP_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    data_dir().join("../../target/dap-venv/bin/python")
+}
+
+/// The loopback server of this test process, started on first use on a free port. It
+/// stops by itself when this process is gone (`--parent`).
+fn server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let py = python();
+        assert!(
+            py.exists(),
+            "{} missing: run `bash scripts/dap-venv.sh` (the README's test command does)",
+            py.display()
+        );
+        let dir = std::env::temp_dir().join(format!("nco-rs-dap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixture(), dir.join("fixture.nc")).unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = std::fs::File::create(dir.join("server.log")).unwrap();
+        let child = Command::new(&py)
+            .arg(data_dir().join("../dap/serve.py"))
+            .args(["--port", &port.to_string(), "--data"])
+            .arg(&dir)
+            .args(["--parent", &std::process::id().to_string()])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start the DAP server");
+        let base = format!("http://127.0.0.1:{port}");
+        let start = Instant::now();
+        while get(port, "/fixture.nc.dds").is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the DAP server did not answer in 60 s; its log: {}",
+                std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Server {
+            base,
+            _child: child,
+        }
+    })
+}
+
+/// The body of a 200 answer to `GET path`, or None.
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.lines().next().unwrap_or("");
+    (status.starts_with("HTTP/") && status.split(' ').nth(1) == Some("200"))
+        .then(|| text.split("\r\n\r\n").nth(1).unwrap_or("").to_string())
+}
+
+fn url() -> String {
+    format!("{}/fixture.nc", server().base)
+}
+
+/// `op args... INPUTS out` once with the URL and once with the local file (each input
+/// slot `@` is the input); both succeed and give the same values and dimensions.
+#[track_caller]
+fn same_from_url(op: &str, args: &[&str]) {
+    let s = Scratch::new();
+    let local = fixture().display().to_string();
+    let url = url();
+    let from_url = s.arg("url.nc");
+    let from_file = s.arg("local.nc");
+    for (input, out) in [(&url, &from_url), (&local, &from_file)] {
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "@" { input.as_str() } else { *a })
+            .collect();
+        nco(op).args(&args).arg(out).succeeds();
+    }
+    compare(&from_url, &from_file).without_attributes().equal();
+}
+
+#[test]
+fn ncks_reads_a_url_as_the_file() {
+    same_from_url("ncks", &["-O", "-v", VARS, "@"]);
+    // A hyperslab by index and by coordinate value, a stride.
+    same_from_url(
+        "ncks",
+        &[
+            "-O",
+            "-v",
+            VARS,
+            "-d",
+            "time,2,8,3",
+            "-d",
+            "lon,90.,270.",
+            "@",
+        ],
+    );
+    // The record dimension is still one.
+    nco("ncks")
+        .args(["-m", "-v", "fld_rec", &url()])
+        .succeeds()
+        .stdout_contains("time = UNLIMITED ; // (10 currently)");
+    // Values printed from the URL are the file's.
+    assert_eq!(
+        value(&url(), "fld_rec", "%d ", &["-d", "time,0,3"]),
+        "10 20 30 40"
+    );
+}
+
+#[test]
+fn ncra_ncrcat_read_a_url_as_the_file() {
+    same_from_url("ncra", &["-O", "-v", VARS, "@"]);
+    same_from_url("ncra", &["-O", "-v", VARS, "-d", "time,1,,2", "@"]);
+    same_from_url("ncrcat", &["-O", "-v", VARS, "-d", "time,2,6", "@", "@"]);
+}
+
+#[test]
+fn nces_ncwa_read_a_url_as_the_file() {
+    same_from_url("nces", &["-O", "-v", VARS, "@", "@"]);
+    same_from_url("ncwa", &["-O", "-v", VARS, "-a", "time,lon", "@"]);
+    same_from_url("ncwa", &["-O", "-v", "PS", "-a", "lat", "-w", "gw", "@"]);
+}
+
+#[test]
+fn ncbo_ncpdq_ncap2_read_a_url_as_the_file() {
+    let local = fixture().display().to_string();
+    same_from_url("ncbo", &["-O", "-v", VARS, "--op_typ=sub", "@", &local]);
+    same_from_url("ncpdq", &["-O", "-v", "PS,fld_rec", "-a", "lon,lat", "@"]);
+    same_from_url("ncpdq", &["-O", "-v", "PS", "-P", "all_new", "@"]);
+    same_from_url(
+        "ncap2",
+        &["-O", "-v", "-s", "t=PS*2+fld_rec;m=fld_fill.avg()", "@"],
+    );
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_bad_url_is_a_one_line_error_naming_it() {
+    let s = Scratch::new();
+    let out = s.path("out.nc");
+    let gone = format!("http://127.0.0.1:{}/fixture.nc", closed_port());
+    let missing = format!("{}/no_such_file.nc", server().base);
+    for (u, why) in [
+        (&gone, "Couldn't connect to server"),
+        (&missing, "file not found"),
+    ] {
+        let run = nco("ncks").args(["-O", "-v", "PS", u]).arg(&out).run();
+        let run = run.clean_failure(u);
+        if !is_nco() {
+            run.stderr_contains(why);
+        }
+        assert!(!out.exists(), "{u}: an output was written");
+    }
+    // A variable the server does not have: the error names it; no output.
+    nco("ncks")
+        .args(["-O", "-v", "no_such_var", &url()])
+        .arg(&out)
+        .run()
+        .clean_failure("no_such_var");
+    assert!(!out.exists());
+    // An old output survives every failure above.
+    std::fs::write(&out, b"old").unwrap();
+    nco("ncra")
+        .args(["-O", &gone])
+        .arg(&out)
+        .run()
+        .clean_failure(&gone);
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+}
