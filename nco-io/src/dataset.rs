@@ -35,7 +35,16 @@ pub struct IoConfig {
     pub mmap: bool,
     /// Write classic outputs through libnetcdf too.
     pub lib_write: bool,
+    /// Seconds one libnetcdf call on a DAP URL (an open, a read) may take before the
+    /// operator gives up with an error naming the URL: `None` for
+    /// [`DEFAULT_DAP_TIMEOUT_S`], `Some(0)` for no limit.
+    pub dap_timeout_s: Option<u64>,
 }
+
+/// The default limit of one libnetcdf call on a DAP URL, in seconds
+/// ([`IoConfig::dap_timeout_s`]): long enough for a large hyperslab over a slow link,
+/// short enough that a server that never answers does not hang a pipeline.
+pub const DEFAULT_DAP_TIMEOUT_S: u64 = 300;
 
 impl IoConfig {
     /// This configuration with classic inputs mapped into memory.
@@ -48,6 +57,7 @@ static CONFIG: RwLock<IoConfig> = RwLock::new(IoConfig {
     force_libnetcdf: false,
     mmap: false,
     lib_write: false,
+    dap_timeout_s: None,
 });
 
 /// Make `config` the process default, used by [`Dataset::open`] and [`OutFile::create`]

@@ -61,7 +61,9 @@ fn captured_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
     if saved < 0 || unsafe { libc::dup2(tmp.as_raw_fd(), 2) } < 0 {
         return (f(), String::new());
     }
+    REAL_STDERR.store(saved, std::sync::atomic::Ordering::SeqCst);
     let out = f();
+    REAL_STDERR.store(-1, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: as above.
     unsafe {
         libc::dup2(saved, 2);
@@ -72,6 +74,78 @@ fn captured_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
         let _ = tmp.read_to_string(&mut said);
     }
     (out, said)
+}
+
+/// The real standard error while [`captured_stderr`] has descriptor 2 elsewhere (-1
+/// otherwise): where the DAP watchdog writes.
+static REAL_STDERR: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// The libnetcdf call on a DAP URL in progress: its URL and when it must be done by.
+static DAP_CALL: Mutex<Option<(String, std::time::Instant, u64)>> = Mutex::new(None);
+
+/// Run `f`, one libnetcdf call (or a few) on the DAP URL `url`, with a time limit
+/// ([`crate::dataset::IoConfig::dap_timeout_s`]): libnetcdf's DAP2 client waits for a
+/// server that accepts and never answers as long as it takes (NCO 5.1.4 hangs). Past the
+/// limit a watchdog thread prints one line naming the URL, removes this process's
+/// temporary outputs and exits with status 1. Called with the library lock held (one
+/// call at a time).
+fn dap_call<T>(url: &str, f: impl FnOnce() -> T) -> T {
+    let limit = crate::dataset::io_config()
+        .dap_timeout_s
+        .unwrap_or(crate::dataset::DEFAULT_DAP_TIMEOUT_S);
+    if limit == 0 {
+        return f();
+    }
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    WATCHDOG.call_once(|| {
+        std::thread::spawn(|| loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let late = DAP_CALL
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+                .filter(|(_, by, _)| std::time::Instant::now() > *by)
+                .map(|(url, _, limit)| (url.clone(), *limit));
+            if let Some((url, limit)) = late {
+                dap_timed_out(&url, limit);
+            }
+        });
+    });
+    let by = std::time::Instant::now() + std::time::Duration::from_secs(limit);
+    *DAP_CALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((url.to_string(), by, limit));
+    let out = f();
+    *DAP_CALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    out
+}
+
+/// The end of a DAP call past its limit: one line on the real standard error, no
+/// temporary output left, exit status 1.
+fn dap_timed_out(url: &str, limit: u64) -> ! {
+    let prog = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "nco-rs".into());
+    let line = format!(
+        "{prog}: ERROR {url}: no answer from the DAP server within {limit} s (NCO_RS_DAP_TIMEOUT sets the limit in seconds, 0 for none)\n"
+    );
+    let fd = REAL_STDERR.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: writing a buffer to a descriptor this process owns (the real standard
+    // error, or 2), then exiting without running destructors: the main thread is inside
+    // libnetcdf and holds its lock.
+    unsafe {
+        libc::write(
+            if fd >= 0 { fd } else { 2 },
+            line.as_ptr().cast(),
+            line.len(),
+        );
+        crate::output::remove_temporaries();
+        libc::_exit(1)
+    }
 }
 
 /// `e` with the reason libnetcdf's DAP2 client printed (`said`, its `Error:` lines,
@@ -496,7 +570,7 @@ impl LibReader {
         // SAFETY: the lock is held; `c` outlives the call.
         let mut open = || check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) });
         if crate::dataset::is_url(file) {
-            let (rc, said) = captured_stderr(open);
+            let (rc, said) = dap_call(path, || captured_stderr(open));
             rc.map_err(|e| Error::netcdf(path, None, e))
                 .map_err(|e| with_dap_detail(e, &said))?;
         } else {
@@ -621,7 +695,17 @@ impl LibReader {
     /// Errors: libnetcdf's, and a netCDF3 file truncated while open.
     pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
         quiet_hdf5();
-        let vals = self.read_unchecked(var, sel)?;
+        let vals = if crate::dataset::is_url(&self.file) {
+            // One DAP call at a time (the lock is re-entrant), under its time limit, with
+            // curl's messages of a failed read in our one line.
+            let _g = lock();
+            let (vals, said) = dap_call(&self.path, || {
+                captured_stderr(|| self.read_unchecked(var, sel))
+            });
+            vals.map_err(|e| with_dap_detail(e, &said))?
+        } else {
+            self.read_unchecked(var, sel)?
+        };
         self.check_not_shrunk()?;
         Ok(vals)
     }

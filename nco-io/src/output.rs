@@ -97,6 +97,14 @@ static TMP_SLOTS: [AtomicPtr<libc::c_char>; SLOTS] =
 static HANDLER: Once = Once::new();
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    remove_temporaries();
+    // SAFETY: _exit is async-signal-safe; 128+signal is the shell convention.
+    unsafe { libc::_exit(128 + sig) };
+}
+
+/// Remove the temporary outputs of this process now (async-signal-safe): before an
+/// exit that skips the usual clean-up (a signal, a DAP call past its time limit).
+pub(crate) fn remove_temporaries() {
     for slot in &TMP_SLOTS {
         let p = slot.load(Ordering::SeqCst);
         if !p.is_null() {
@@ -105,8 +113,6 @@ extern "C" fn on_signal(sig: libc::c_int) {
             unsafe { libc::unlink(p) };
         }
     }
-    // SAFETY: _exit is async-signal-safe; 128+signal is the shell convention.
-    unsafe { libc::_exit(128 + sig) };
 }
 
 fn register(path: &Path) -> Option<usize> {

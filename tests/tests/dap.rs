@@ -224,3 +224,36 @@ fn a_bad_url_is_a_one_line_error_naming_it() {
         assert_eq!(s.files(), vec!["out.nc".to_string()]);
     }
 }
+
+/// A server that accepts connections and never answers: ours gives up after
+/// `NCO_RS_DAP_TIMEOUT` seconds with one line naming the URL, exit 1, no output and no
+/// temporary file left. NCO 5.1.4 waits for ever there (not run against NCO).
+#[test]
+fn a_server_that_never_answers_is_an_error_after_the_time_limit() {
+    if is_nco() {
+        return;
+    }
+    let mute = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = mute.local_addr().unwrap().port();
+    // Accept and hold every connection, reading nothing and writing nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in mute.incoming() {
+            held.push(c);
+        }
+    });
+    let s = Scratch::new();
+    let u = format!("http://127.0.0.1:{port}/fixture.nc");
+    let start = Instant::now();
+    nco("ncks")
+        .current_dir(s.dir())
+        .env("NCO_RS_DAP_TIMEOUT", "2")
+        .args(["-O", "-v", "PS", &u, "out.nc"])
+        .run()
+        .clean_failure(&u)
+        .stderr_contains("no answer from the DAP server within 2 s");
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert!(took >= Duration::from_secs(2), "gave up early: {took:?}");
+    assert_eq!(s.files(), Vec::<String>::new());
+}

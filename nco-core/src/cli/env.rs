@@ -8,6 +8,7 @@
 //! | `NCO_RS_NO_MMAP` (set, not empty, not `0`) | read every input through libnetcdf, as `--no-mmap` |
 //! | `NCO_RS_MMAP` (set, not `0`) | map classic inputs into memory instead of positioned reads |
 //! | `NCO_RS_LIB_WRITE` (set, not empty, not `0`) | write classic outputs through libnetcdf too |
+//! | `NCO_RS_DAP_TIMEOUT` | seconds one libnetcdf call on a DAP URL may take (default 300; 0: no limit) |
 //! | `NCO_RS_LIST_BATCH_MB` | memory for the list form's read-ahead, in MiB (default 512; 0: one station per pass) |
 //! | `NCO_PATH` | folders (`:`-separated) where ncap2 looks for a relative `#include` file ([`include_path`]) |
 
@@ -37,6 +38,8 @@ impl Settings {
                 force_libnetcdf: on("NCO_RS_NO_MMAP"),
                 mmap: var("NCO_RS_MMAP").is_some_and(|v| v != "0"),
                 lib_write: on("NCO_RS_LIB_WRITE"),
+                dap_timeout_s: var("NCO_RS_DAP_TIMEOUT")
+                    .and_then(|v| v.to_str()?.trim().parse::<u64>().ok()),
             },
             list_batch_bytes: var("NCO_RS_LIST_BATCH_MB")
                 .and_then(|v| v.to_str()?.trim().parse::<usize>().ok())
@@ -109,13 +112,15 @@ mod tests {
             ("NCO_RS_MMAP", "yes"),
             ("NCO_RS_LIB_WRITE", "1"),
             ("NCO_RS_LIST_BATCH_MB", " 3 "),
+            ("NCO_RS_DAP_TIMEOUT", "5"),
         ]);
         assert_eq!(
             all.io,
             IoConfig {
                 force_libnetcdf: true,
                 mmap: true,
-                lib_write: true
+                lib_write: true,
+                dap_timeout_s: Some(5),
             }
         );
         assert_eq!(all.list_batch_bytes, 3 << 20);
