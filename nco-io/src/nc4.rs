@@ -58,7 +58,12 @@ fn captured_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
     // SAFETY: dup and dup2 on descriptors this process owns; 2 is restored before
     // returning and the copy closed.
     let saved = unsafe { libc::dup(2) };
-    if saved < 0 || unsafe { libc::dup2(tmp.as_raw_fd(), 2) } < 0 {
+    if saved < 0 {
+        return (f(), String::new());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::dup2(tmp.as_raw_fd(), 2) } < 0 {
+        unsafe { libc::close(saved) };
         return (f(), String::new());
     }
     REAL_STDERR.store(saved, std::sync::atomic::Ordering::SeqCst);
@@ -161,6 +166,14 @@ fn with_dap_detail(e: Error, said: &str) -> Error {
         return e;
     }
     Error::msg(format!("{e}: {}", reasons.join("; ")))
+}
+
+/// One libnetcdf call (or a few) on the DAP URL `url`, as every such call runs: under its
+/// time limit ([`dap_call`]), with libnetcdf's own messages held back
+/// ([`captured_stderr`]) and their reason added to a failure ([`with_dap_detail`]).
+fn on_url<T>(url: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let (out, said) = dap_call(url, || captured_stderr(f));
+    out.map_err(|e| with_dap_detail(e, &said))
 }
 
 /// The library lock (re-entrant: a function holding it may call another that takes it).
@@ -360,6 +373,8 @@ pub struct LibReader {
     /// missing part of a netCDF3 file that shrank while open as fill values, silently,
     /// so every read checks the length after the fact.
     shrink_guard: Option<(std::fs::File, u64)>,
+    /// `file` is a DAP URL: reads go through [`on_url`].
+    remote: bool,
 }
 
 /// An open libnetcdf file: its id and the id of each group of the metadata.
@@ -568,13 +583,15 @@ impl LibReader {
         let _g = lock();
         let mut ncid = 0;
         // SAFETY: the lock is held; `c` outlives the call.
-        let mut open = || check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) });
-        if crate::dataset::is_url(file) {
-            let (rc, said) = dap_call(path, || captured_stderr(open));
-            rc.map_err(|e| Error::netcdf(path, None, e))
-                .map_err(|e| with_dap_detail(e, &said))?;
+        let mut open = || {
+            check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) })
+                .map_err(|e| Error::netcdf(path, None, e))
+        };
+        let remote = crate::dataset::is_url(file);
+        if remote {
+            on_url(path, open)?;
         } else {
-            open().map_err(|e| Error::netcdf(path, None, e))?;
+            open()?;
         }
         // From here on the reader owns the handle and closes it when dropped.
         let mut reader = LibReader {
@@ -587,6 +604,7 @@ impl LibReader {
             meta: Meta::new(Format::Classic),
             loc: Vec::new(),
             shrink_guard: None,
+            remote,
         };
         let mut fmt = 0;
         // SAFETY: the file is open.
@@ -695,14 +713,10 @@ impl LibReader {
     /// Errors: libnetcdf's, and a netCDF3 file truncated while open.
     pub fn read(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
         quiet_hdf5();
-        let vals = if crate::dataset::is_url(&self.file) {
-            // One DAP call at a time (the lock is re-entrant), under its time limit, with
-            // curl's messages of a failed read in our one line.
+        let vals = if self.remote {
+            // One DAP call at a time (the lock is re-entrant).
             let _g = lock();
-            let (vals, said) = dap_call(&self.path, || {
-                captured_stderr(|| self.read_unchecked(var, sel))
-            });
-            vals.map_err(|e| with_dap_detail(e, &said))?
+            on_url(&self.path, || self.read_unchecked(var, sel))?
         } else {
             self.read_unchecked(var, sel)?
         };

@@ -49,11 +49,7 @@ fn server() -> &'static Server {
         let dir = std::env::temp_dir().join(format!("nco-rs-dap-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::copy(fixture(), dir.join("fixture.nc")).unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let log = std::fs::File::create(dir.join("server.log")).unwrap();
         let child = Command::new(&py)
             .arg(data_dir().join("../dap/serve.py"))
@@ -171,8 +167,8 @@ fn ncbo_ncpdq_ncap2_read_a_url_as_the_file() {
     );
 }
 
-/// A port nothing listens on.
-fn closed_port() -> u16 {
+/// A port nothing listens on (free when asked).
+fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -184,7 +180,7 @@ fn closed_port() -> u16 {
 fn a_bad_url_is_a_one_line_error_naming_it() {
     let s = Scratch::new();
     let out = s.path("out.nc");
-    let gone = format!("http://127.0.0.1:{}/fixture.nc", closed_port());
+    let gone = format!("http://127.0.0.1:{}/fixture.nc", free_port());
     let missing = format!("{}/no_such_file.nc", server().base);
     for (u, why) in [
         (&gone, "Couldn't connect to server"),
