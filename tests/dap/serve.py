@@ -6,8 +6,11 @@ Started by the integration tests (tests/src/dap.rs) and by `nco-bench run --dap`
 virtual environment scripts/dap-venv.sh makes. It exits by itself when process PID (the
 test run or bench that started it) is gone, so no server outlives its run.
 
-Three mends of pydap 3.5.9's file server, each a server bug that makes libnetcdf's DAP2
+Four mends of pydap 3.5.9's file server, each a server bug that makes libnetcdf's DAP2
 client (and so NCO 5.1.4 and nco-rs alike) fail on files that are fine:
+- a request for part of a variable (a record, a hyperslab, a block of a large variable)
+  fails after the answer's header: pydap reshapes the part to the whole variable's
+  shape, and the truncated answer reaches libnetcdf, which warns and returns zeros;
 - a scalar variable's data request fails (the netCDF handler indexes the netCDF4-python
   variable with numpy.newaxis, which netCDF4-python refuses);
 - text attributes are written into the DAS without escaping `"` and `\\`, so libnetcdf's
@@ -44,13 +47,19 @@ das.encode = encode
 
 def getitem(self, key):
     """A variable's raw values (no masking, no scaling), then `key` applied; for a
-    scalar, the whole value is read first (netCDF4-python refuses numpy.newaxis)."""
+    scalar, the whole value is read first (netCDF4-python refuses numpy.newaxis). The
+    result keeps the shape of the hyperslab `key` selects: pydap reshapes it to the
+    variable's whole shape, which fails for every part of a variable (a record, or a
+    block of a large variable), so the answer stops after its header."""
     with netCDF4.Dataset(self.filepath) as source:
         source.set_auto_maskandscale(False)
         var = source[self.path]
         if not var.shape:
             return np.asarray(var[...])[key]
-        return np.asarray(var[key]).astype(self.dtype).reshape(self._reshape)
+        data = np.asarray(var[key]).astype(self.dtype)
+        if tuple(self._reshape) != tuple(self._shape) and data.size == np.prod(self._reshape):
+            data = data.reshape(self._reshape)
+        return data
 
 
 LazyVariable.__getitem__ = getitem
