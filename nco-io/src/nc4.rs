@@ -156,24 +156,59 @@ fn dap_timed_out(url: &str, limit: u64) -> ! {
 /// `e` with the reason libnetcdf's DAP2 client printed (`said`, its `Error:` lines,
 /// e.g. "curl error: Couldn't connect to server"), when there is one.
 fn with_dap_detail(e: Error, said: &str) -> Error {
-    let reasons: Vec<&str> = said
-        .lines()
-        .filter_map(|l| l.strip_prefix("Error:"))
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
+    let reasons = dap_reasons(said);
     if reasons.is_empty() {
         return e;
     }
     Error::msg(format!("{e}: {}", reasons.join("; ")))
 }
 
-/// One libnetcdf call (or a few) on the DAP URL `url`, as every such call runs: under its
-/// time limit ([`dap_call`]), with libnetcdf's own messages held back
-/// ([`captured_stderr`]) and their reason added to a failure ([`with_dap_detail`]).
-fn on_url<T>(url: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+/// The reasons in the `Error:` lines libnetcdf's DAP2 client printed.
+fn dap_reasons(said: &str) -> Vec<&str> {
+    said.lines()
+        .filter_map(|l| l.split_once("Error:").map(|(_, r)| r))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// A DAP call that libnetcdf reported as a success after its DAP2 client printed an
+/// error: seen when a server closes the connection in the middle of a data answer
+/// sent without a length ("DAP DATADDS packet is apparently too short"), the values
+/// then being zeros where the answer stopped. NCO 5.1.4 takes them and exits 0.
+#[derive(Debug)]
+struct IncompleteAnswer(String);
+
+impl fmt::Display for IncompleteAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the DAP server's answer was incomplete ({}), values refused",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for IncompleteAnswer {}
+
+/// One libnetcdf call (or a few) on the DAP URL `url` (for variable `var`, when it
+/// reads one), as every such call runs: under its time limit ([`dap_call`]), with
+/// libnetcdf's own messages held back ([`captured_stderr`]) and their reason added to a
+/// failure ([`with_dap_detail`]). A call that succeeds although the DAP client printed
+/// an error fails with [`IncompleteAnswer`]: never values made of a broken answer.
+fn on_url<T>(url: &str, var: Option<&str>, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let (out, said) = dap_call(url, || captured_stderr(f));
-    out.map_err(|e| with_dap_detail(e, &said))
+    let out = out.map_err(|e| with_dap_detail(e, &said))?;
+    let reasons = dap_reasons(&said);
+    if reasons.is_empty() {
+        Ok(out)
+    } else {
+        Err(Error::netcdf(
+            url,
+            var,
+            IncompleteAnswer(reasons.join("; ")),
+        ))
+    }
 }
 
 /// The library lock (re-entrant: a function holding it may call another that takes it).
@@ -375,6 +410,22 @@ pub struct LibReader {
     shrink_guard: Option<(std::fs::File, u64)>,
     /// `file` is a DAP URL: reads go through [`on_url`].
     remote: bool,
+    /// A DAP URL's read-ahead of records ([`LibReader::read_ahead`]).
+    ahead: Mutex<Option<Box<RecordBlock>>>,
+}
+
+/// The most bytes one read-ahead of records from a DAP URL asks for.
+const READ_AHEAD_BYTES: usize = 64 << 20;
+
+/// Consecutive records of one variable read from a DAP URL in one request: records
+/// `first..first + records` of variable `var`, and along each other dimension `k`
+/// the indices `bounds[k].0..=bounds[k].1`, row-major in `values`.
+struct RecordBlock {
+    var: usize,
+    first: usize,
+    records: usize,
+    bounds: Vec<(usize, usize)>,
+    values: Values,
 }
 
 /// An open libnetcdf file: its id and the id of each group of the metadata.
@@ -589,7 +640,7 @@ impl LibReader {
         };
         let remote = crate::dataset::is_url(file);
         if remote {
-            on_url(path, open)?;
+            on_url(path, None, open)?;
         } else {
             open()?;
         }
@@ -605,6 +656,7 @@ impl LibReader {
             loc: Vec::new(),
             shrink_guard: None,
             remote,
+            ahead: Mutex::new(None),
         };
         let mut fmt = 0;
         // SAFETY: the file is open.
@@ -716,12 +768,106 @@ impl LibReader {
         let vals = if self.remote {
             // One DAP call at a time (the lock is re-entrant).
             let _g = lock();
-            on_url(&self.path, || self.read_unchecked(var, sel))?
+            match self.read_ahead(var, sel)? {
+                Some(vals) => vals,
+                None => {
+                    let name = &self.meta.vars[var].name;
+                    on_url(&self.path, Some(name), || self.read_unchecked(var, sel))?
+                }
+            }
         } else {
             self.read_unchecked(var, sel)?
         };
         self.check_not_shrunk()?;
         Ok(vals)
+    }
+
+    /// A read of one record of a record variable from a DAP URL, served from a block
+    /// of following records read in one request (as many as fit in
+    /// [`READ_AHEAD_BYTES`], over the bounding box of `sel`'s other dimensions).
+    /// Operators that stream records (ncra, ncrcat, nces...) read one record per
+    /// call; through libnetcdf's DAP2 client each call is one HTTP request, which
+    /// the server answers at its per-request cost (pydap: about 0.15 s on a file of
+    /// 100 variables). `None`: not such a read (the caller reads `sel` itself).
+    fn read_ahead(&self, var: usize, sel: &[Vec<usize>]) -> Result<Option<Values>> {
+        let v = &self.meta.vars[var];
+        let Some(&d0) = v.dims.first() else {
+            return Ok(None);
+        };
+        let nrec = self.meta.dims[d0].len;
+        if !self.meta.dims[d0].unlimited || sel.len() != v.dims.len() || sel[0].len() != 1 {
+            return Ok(None);
+        }
+        if sel.iter().any(Vec::is_empty) || v.ty == NcType::Str {
+            return Ok(None);
+        }
+        let rec = sel[0][0];
+        let bounds: Vec<(usize, usize)> = sel[1..]
+            .iter()
+            .map(|s| {
+                let lo = s.iter().copied().min().unwrap_or(0);
+                (lo, s.iter().copied().max().unwrap_or(lo))
+            })
+            .collect();
+        let per_rec = bounds
+            .iter()
+            .map(|(lo, hi)| hi - lo + 1)
+            .product::<usize>()
+            .saturating_mul(v.ty.size().max(1));
+        let per_block = (READ_AHEAD_BYTES / per_rec.max(1)).min(nrec.saturating_sub(rec));
+        if per_block < 2 {
+            return Ok(None);
+        }
+        let mut ahead = self
+            .ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let hit = ahead.as_ref().is_some_and(|b| {
+            b.var == var
+                && (b.first..b.first + b.records).contains(&rec)
+                && b.bounds
+                    .iter()
+                    .zip(&bounds)
+                    .all(|(c, w)| c.0 <= w.0 && w.1 <= c.1)
+        });
+        if !hit {
+            let mut block_sel: Vec<Vec<usize>> = vec![(rec..rec + per_block).collect()];
+            block_sel.extend(bounds.iter().map(|&(lo, hi)| (lo..=hi).collect()));
+            let values = on_url(&self.path, Some(&v.name), || {
+                self.read_unchecked(var, &block_sel)
+            })?;
+            *ahead = Some(Box::new(RecordBlock {
+                var,
+                first: rec,
+                records: per_block,
+                bounds: bounds.clone(),
+                values,
+            }));
+        }
+        let Some(b) = ahead.as_ref() else {
+            return Ok(None);
+        };
+        // Row-major strides of the block and the offset of the record asked for.
+        let lens: Vec<usize> = b.bounds.iter().map(|(lo, hi)| hi - lo + 1).collect();
+        let mut stride = vec![1usize; lens.len()];
+        for k in (0..lens.len().saturating_sub(1)).rev() {
+            stride[k] = stride[k + 1] * lens[k + 1];
+        }
+        let base = (rec - b.first) * lens.iter().product::<usize>();
+        let shape: Vec<usize> = sel[1..].iter().map(Vec::len).collect();
+        let mut idx = Vec::with_capacity(shape.iter().product());
+        let mut pick = vec![0usize; shape.len()];
+        loop {
+            idx.push(
+                base + (0..shape.len())
+                    .map(|k| (sel[k + 1][pick[k]] - b.bounds[k].0) * stride[k])
+                    .sum::<usize>(),
+            );
+            if !odometer(&mut pick, &shape) {
+                break;
+            }
+        }
+        Ok(Some(b.values.gather(&idx)))
     }
 
     fn read_unchecked(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
