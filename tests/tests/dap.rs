@@ -25,6 +25,8 @@ const VARS: &str = "PS,fld_rec,rec_fill,rec_pck,fld_fill,fld_pck,sc_dbl,sc_int";
 struct Server {
     /// `http://127.0.0.1:PORT`
     base: String,
+    /// The folder served.
+    dir: PathBuf,
     _child: Child,
 }
 
@@ -73,6 +75,7 @@ fn server() -> &'static Server {
         }
         Server {
             base,
+            dir,
             _child: child,
         }
     })
@@ -252,4 +255,193 @@ fn a_server_that_never_answers_is_an_error_after_the_time_limit() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
     assert!(took >= Duration::from_secs(2), "gave up early: {took:?}");
     assert_eq!(s.files(), Vec::<String>::new());
+}
+
+/// The whole answer (status line, headers and body) of the real server to `GET path`.
+fn fetch_raw(port: u16, path: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    raw
+}
+
+/// What a proxy before the real server does with each `.dods` (data) answer.
+#[derive(Clone, Copy, PartialEq)]
+enum Answer {
+    /// Passes it through whole.
+    Whole,
+    /// Sends headers with the full `Content-Length`, then half of the body, then closes.
+    HalfWithLength,
+    /// Sends half of the body as an answer whose end is the connection's close.
+    HalfWithoutLength,
+}
+
+/// A proxy before the real server that passes the DDS and DAS through whole and does
+/// `answer` with each `.dods` answer, counting the `.dods` requests in `dods`.
+/// Returns its port.
+fn proxy(answer: Answer, dods: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
+    let real: u16 = server()
+        .base
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = proxy.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in proxy.incoming() {
+            let Ok(mut c) = c else { continue };
+            let dods = dods.clone();
+            std::thread::spawn(move || {
+                let mut req = Vec::new();
+                let mut byte = [0u8; 1];
+                while !req.ends_with(b"\r\n\r\n") {
+                    match c.read(&mut byte) {
+                        Ok(1) => req.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let req = String::from_utf8_lossy(&req);
+                let path = req.split(' ').nth(1).unwrap_or("/").to_string();
+                let raw = fetch_raw(real, &path);
+                let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+                    return;
+                };
+                let (head, body) = (&raw[..split], &raw[split + 4..]);
+                let head: Vec<&str> = std::str::from_utf8(head)
+                    .unwrap_or("")
+                    .split("\r\n")
+                    .filter(|l| {
+                        let l = l.to_ascii_lowercase();
+                        !l.starts_with("content-length:") && !l.starts_with("connection:")
+                    })
+                    .collect();
+                if path.contains(".dods") {
+                    dods.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                let keep = if path.contains(".dods") && answer != Answer::Whole {
+                    body.len() / 2
+                } else {
+                    body.len()
+                };
+                let length = if answer != Answer::HalfWithoutLength || keep == body.len() {
+                    format!("Content-Length: {}\r\n", body.len())
+                } else {
+                    String::new()
+                };
+                let _ = write!(
+                    c,
+                    "{}\r\n{length}Connection: close\r\n\r\n",
+                    head.join("\r\n")
+                );
+                let _ = c.write_all(&body[..keep]);
+                let _ = c.flush();
+                let _ = c.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// `big.nc` in the served folder (made once): variables too large for libnetcdf's
+/// prefetch of small variables, `big(x)` of 500000 floats and the record variable
+/// `rec_big(time, x)` (10 records of 20000 floats, `time` from the fixture).
+fn served_big_file() -> PathBuf {
+    static MADE: OnceLock<PathBuf> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let s = Scratch::new();
+        nco("ncap2")
+            .args([
+                "-O",
+                "-v",
+                "-s",
+                "defdim(\"x\",500000);big[$x]=1.5f;defdim(\"y\",20000);rec_big[$time,$y]=float(time)+0.25f;",
+            ])
+            .arg(fixture())
+            .arg(s.path("big.nc"))
+            .succeeds();
+        let big = server().dir.join("big.nc");
+        std::fs::copy(s.path("big.nc"), server().dir.join("big.tmp")).unwrap();
+        std::fs::rename(server().dir.join("big.tmp"), &big).unwrap();
+        s.path("big.nc").exists().then_some(()).unwrap();
+        // Keep a local copy for the comparisons (the scratch folder goes away).
+        let local = server().dir.join("big_local.nc");
+        std::fs::copy(&big, &local).unwrap();
+        local
+    })
+    .clone()
+}
+
+/// ncra and ncrcat, which read a record at a time, ask a DAP server for many records
+/// in one request (libnetcdf makes each read one HTTP request): 10 records of a record
+/// variable in at most 2 data requests, the values those of the local file. NCO 5.1.4
+/// asks once per record (not run against NCO).
+#[test]
+fn record_reads_from_a_url_are_few_large_requests() {
+    if is_nco() {
+        return;
+    }
+    let local = served_big_file().display().to_string();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let port = proxy(Answer::Whole, count.clone());
+    let u = format!("http://127.0.0.1:{port}/big.nc");
+    let s = Scratch::new();
+    for op in ["ncra", "ncrcat"] {
+        count.store(0, std::sync::atomic::Ordering::SeqCst);
+        let (from_url, from_file) = (s.arg(&format!("{op}_url.nc")), s.arg(&format!("{op}.nc")));
+        nco(op)
+            .args(["-O", "-v", "rec_big", &u, &from_url])
+            .succeeds();
+        let asked = count.load(std::sync::atomic::Ordering::SeqCst);
+        nco(op)
+            .args(["-O", "-v", "rec_big", &local, &from_file])
+            .succeeds();
+        compare(&from_url, &from_file).without_attributes().equal();
+        assert!(
+            (1..=3).contains(&asked),
+            "{op}: {asked} data requests for 10 records (the time coordinate and rec_big)"
+        );
+    }
+}
+
+/// A server that drops the connection in the middle of a data answer: of the small
+/// variables libnetcdf fetches together, and of a large variable fetched alone, with
+/// and without a `Content-Length` (without one, libnetcdf's DAP client prints "DAP
+/// DATADDS packet is apparently too short" and returns success with zeros where the
+/// answer stopped: NCO 5.1.4 writes those zeros and exits 0; not run against NCO).
+/// Ours: one line naming the URL (and the variable), exit 1, no output.
+#[test]
+fn a_connection_dropped_mid_read_is_an_error_naming_the_url() {
+    if is_nco() {
+        return;
+    }
+    served_big_file();
+    for answer in [Answer::HalfWithLength, Answer::HalfWithoutLength] {
+        let port = proxy(answer, Default::default());
+        let s = Scratch::new();
+        let fixture_url = format!("http://127.0.0.1:{port}/fixture.nc");
+        let big_url = format!("http://127.0.0.1:{port}/big.nc");
+        for (op, args, u, why) in [
+            (
+                "ncks",
+                vec!["-O", "-v", "PS,fld_rec"],
+                &fixture_url,
+                "variable PS",
+            ),
+            ("ncra", vec!["-O", "-v", "PS"], &fixture_url, "(variable "),
+            ("ncks", vec!["-O", "-v", "big"], &big_url, "variable big"),
+            ("ncwa", vec!["-O", "-v", "big"], &big_url, "variable big"),
+        ] {
+            nco(op)
+                .current_dir(s.dir())
+                .args(&args)
+                .arg(u)
+                .arg("out.nc")
+                .run()
+                .clean_failure(u)
+                .stderr_contains(why);
+            assert_eq!(s.files(), Vec::<String>::new(), "{op} {u}: files left");
+        }
+    }
 }
