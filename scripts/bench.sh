@@ -3,11 +3,15 @@
 # packages, NCO as the reference and CDO as a second one), build the workspace, make the
 # synthetic benchmark files when absent, and run NCO's operator wishlist with nco-rs and
 # NCO (and CDO) side by side. Arguments go to `nco-bench run` (e.g. --full, -t 2,
-# --cold, --only 1,2). Results: bench-out/results.{txt,csv,json,svg}.
+# --cold, --only 1,2, --dap). Results: bench-out/results.{txt,csv,json,svg}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NCO_RS_EXTRA_PACKAGES="cdo"
 # shellcheck source=.ci/deps
 source .ci/deps
 cargo build --release --workspace --bins
+# `--dap` reads the inputs from the loopback OPeNDAP server of the DAP tests.
+for a in "$@"; do
+    if [ "$a" = "--dap" ]; then bash scripts/dap-venv.sh; fi
+done
 exec target/release/nco-bench run "$@"

@@ -7,6 +7,7 @@
 
 mod cache;
 mod compare;
+mod dap;
 mod gen;
 mod proc;
 mod report;
@@ -343,6 +344,17 @@ struct RunArgs {
     /// to <data>/nc4-deflate1-shuffle and <data>/nc4.
     #[arg(long)]
     nc4: bool,
+    /// Also run the chosen rows with their inputs read from OPeNDAP URLs (rows "<id>d"):
+    /// the loopback server of the DAP tests (tests/dap/serve.py; `bash
+    /// scripts/dap-venv.sh` makes its Python environment) serves the data folder, ours and
+    /// NCO read the same URLs, and each row's note gives the server's CPU time per run.
+    #[arg(long)]
+    dap: bool,
+    /// Size factor of the files the --dap rows read (made in <dir>/scale-<S> when
+    /// absent): the loopback server (pydap, Python) sends about 12 MB/s, so the default
+    /// 0.05 (57 MB for ipcc_dly_T85) keeps the DAP rows to a few minutes.
+    #[arg(long, value_name = "S", default_value_t = 0.05)]
+    dap_scale: f64,
 }
 
 fn data_dir(a: &FileArgs) -> PathBuf {
@@ -516,6 +528,7 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         keep_outputs: a.keep_outputs,
         libnetcdf_side: false,
         label: None,
+        server_pid: None,
     };
     if opt.url.is_none() {
         if let Err(e) = gen::ensure_dir(&opt.data_dir) {
@@ -569,6 +582,21 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
             rep.info.load_end = r.info.load_end;
         }
     }
+    if a.dap {
+        if opt.url.is_some() {
+            bail!("--dap starts its own server: it does not go with --url");
+        }
+        let mut files = a.files.clone();
+        files.scale = Some(a.dap_scale);
+        let mut o = opt.clone();
+        o.gen = gen_options(&files, a.dap_scale)?;
+        o.data_dir = o.gen.dir.clone();
+        if a.scratch.is_none() {
+            o.scratch = o.data_dir.join("scratch");
+        }
+        rep.rows.extend(dap_rows(&o)?);
+        rep.info.load_end = run::loadavg();
+    }
     let table = report::table(&rep);
     println!("{table}");
     let out = &opt.out_dir;
@@ -585,6 +613,53 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         return Ok(3);
     }
     Ok(0)
+}
+
+/// The rows of `opt` once more, their inputs read through the loopback OPeNDAP server
+/// serving the data folder; each row's note: the server's CPU seconds per run.
+fn dap_rows(opt: &run::RunOptions) -> Result<Vec<report::Row>> {
+    gen::ensure_dir(&opt.data_dir)?;
+    if let Some((_, e)) = run::generate_inputs(opt).first() {
+        bail!("the inputs of the DAP rows: {e}");
+    }
+    std::fs::create_dir_all(&opt.scratch)?;
+    let server = dap::DapServer::start(&opt.data_dir, &opt.scratch.join("dap-server.log"))?;
+    eprintln!(
+        "nco-bench: OPeNDAP server on {} serving {}",
+        server.base,
+        opt.data_dir.display()
+    );
+    let mut o = opt.clone();
+    o.url = Some(server.base.clone());
+    o.server_pid = Some(server.pid());
+    o.with_cdo = false;
+    o.cold = false;
+    o.label = Some(("d".into(), " [inputs from OPeNDAP, loopback]".into()));
+    let mut rows = run::run_all(&o)?.rows;
+    for r in &mut rows {
+        let cpu = |t: &report::ToolRuns| {
+            (t.state == report::State::Ok)
+                .then(|| t.median.as_ref().map(|m| m.server_cpu))
+                .flatten()
+        };
+        let (ours, nco) = (cpu(&r.ours), cpu(&r.nco));
+        let fmt = |c: Option<f64>| c.map_or("-".to_string(), |c| format!("{c:.2} s"));
+        let ratio = match (ours, nco) {
+            (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
+            _ => String::new(),
+        };
+        let server_note = format!(
+            "server CPU per run: nco-rs {}, NCO {}{ratio}",
+            fmt(ours),
+            fmt(nco)
+        );
+        r.note = Some(match r.note.take() {
+            Some(n) => format!("{n}; {server_note}"),
+            None => server_note,
+        });
+    }
+    drop(server);
+    Ok(rows)
 }
 
 fn main() -> ExitCode {

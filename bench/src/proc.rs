@@ -27,6 +27,9 @@ pub struct Measure {
     pub code: Option<i32>,
     /// Signal number, when the child was killed by a signal.
     pub signal: Option<i32>,
+    /// CPU seconds (user+sys) the loopback OPeNDAP server spent while the child ran
+    /// (`run --dap`; 0 otherwise).
+    pub server_cpu: f64,
 }
 
 impl Measure {
@@ -53,6 +56,7 @@ impl Measure {
         self.max_rss = self.max_rss.max(m.max_rss);
         self.in_bytes += m.in_bytes;
         self.out_bytes += m.out_bytes;
+        self.server_cpu += m.server_cpu;
         if self.code.is_none_or(|c| c == 0) && self.signal.is_none() {
             self.code = m.code;
             self.signal = m.signal;
@@ -129,6 +133,7 @@ pub fn run(argv: &[String], log: Option<&Path>, launch: &Launch) -> std::io::Res
         out_bytes,
         code,
         signal,
+        server_cpu: 0.0,
     })
 }
 
@@ -179,12 +184,72 @@ pub fn median_measure(ms: &[Measure]) -> Measure {
         out_bytes: pick(&|m| m.out_bytes as f64) as u64,
         code: bad.and_then(|m| m.code),
         signal: bad.and_then(|m| m.signal),
+        server_cpu: pick(&|m| m.server_cpu),
     }
+}
+
+/// CPU seconds (user+sys, from `/proc/PID/stat`) of process `root` and of its live
+/// descendants, plus what its reaped children used (`cutime`+`cstime`): the cost of a
+/// server whose workers are its children (gunicorn). `None` when `root` is gone.
+pub fn tree_cpu_seconds(root: u32) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // (pid, ppid, utime+stime, cutime+cstime) of every process readable now.
+    let mut procs: Vec<(u32, u32, u64, u64)> = Vec::new();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        // rest[0] is the state (field 3); ppid is field 4, utime..cstime fields 14..17.
+        procs.push((pid, num(1) as u32, num(11) + num(12), num(13) + num(14)));
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    let root_stat = procs.iter().find(|p| p.0 == root)?;
+    let ticks: u64 = procs
+        .iter()
+        .filter(|p| tree.contains(&p.0))
+        .map(|p| p.2)
+        .sum::<u64>()
+        + root_stat.3;
+    Some(ticks as f64 / hz)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tree_cpu_counts_the_descendants() {
+        // A shell that starts a busy child and waits: the shell itself uses almost no
+        // CPU, so the time counted is the child's.
+        let mut sh = Command::new("sh")
+            .args(["-c", "yes > /dev/null & sleep 0.8; kill $!; wait"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let busy = tree_cpu_seconds(sh.id()).unwrap();
+        sh.wait().unwrap();
+        assert!(busy > 0.2, "counted {busy} s");
+        assert!(
+            tree_cpu_seconds(sh.id()).is_none(),
+            "a reaped process is gone"
+        );
+    }
 
     fn sv(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

@@ -642,6 +642,7 @@ pub(crate) mod tests {
             out_bytes: 0,
             code: Some(0),
             signal: None,
+            server_cpu: 0.0,
         }
     }
 

@@ -63,6 +63,9 @@ pub struct RunOptions {
     pub libnetcdf_side: bool,
     /// Appended to every row's id and title (the netCDF-4 rows: which inputs).
     pub label: Option<(String, String)>,
+    /// Process id of the loopback OPeNDAP server serving `url` (`run --dap`): its CPU
+    /// time during each measured run goes into [`Measure::server_cpu`].
+    pub server_pid: Option<u32>,
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -221,9 +224,14 @@ fn run_side(side: &mut Side, inputs: &[String], opt: &RunOptions, launch: &Launc
         code: Some(0),
         ..Default::default()
     };
+    let server_cpu = || opt.server_pid.and_then(proc::tree_cpu_seconds);
     for argv in &side.cmds {
+        let before = server_cpu();
         match proc::run(argv, Some(&side.log), launch) {
-            Ok(m) => {
+            Ok(mut m) => {
+                if let (Some(a), Some(b)) = (before, server_cpu()) {
+                    m.server_cpu = b - a;
+                }
                 total.accumulate(&m);
                 if !m.ok() {
                     let why = last_log_line(&side.log);
@@ -689,7 +697,7 @@ fn mb_text(b: u64) -> String {
     format!("{:.0} MB", b as f64 / 1e6)
 }
 
-fn loadavg() -> String {
+pub fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()
@@ -799,6 +807,44 @@ fn settle_in_child(files: &[PathBuf]) -> std::result::Result<Vec<Option<(f64, f6
         .collect())
 }
 
+/// Generate the files the rows of `opt` need in its data folder (those missing), with
+/// the links of the multi-file rows; each failure as ((geometry, variant), reason),
+/// also printed.
+pub fn generate_inputs(opt: &RunOptions) -> Vec<((Geometry, u32), String)> {
+    let mut problems: Vec<((Geometry, u32), String)> = Vec::new();
+    let mut need: BTreeSet<(u8, u32)> = BTreeSet::new();
+    for &(k, g) in &opt.rows {
+        let gi = if g == Geometry::Ipcc { 0 } else { 1 };
+        need.insert((gi, 0));
+        if k == Kind::Ncbo {
+            need.insert((gi, 1));
+        }
+    }
+    for (gi, variant) in need {
+        let geo = if gi == 0 {
+            Geometry::Ipcc
+        } else {
+            Geometry::Stl
+        };
+        if let Err(e) = gen_in_child(geo, variant, &opt.gen) {
+            eprintln!("nco-bench: error: {e}");
+            problems.push(((geo, variant), e));
+        }
+    }
+    let max_files = opt.files.max(1);
+    for geo in [Geometry::Ipcc, Geometry::Stl] {
+        if opt.rows.iter().any(|&(k, g)| g == geo && k.multi_file())
+            && !problems.iter().any(|((g, v), _)| *g == geo && *v == 0)
+        {
+            if let Err(e) = make_links(&opt.data_dir, geo, max_files) {
+                eprintln!("nco-bench: error: {e:#}");
+                problems.push(((geo, 0), format!("{e:#}")));
+            }
+        }
+    }
+    problems
+}
+
 /// Prepare inputs (generate missing files, links), run every row, and return the report.
 pub fn run_all(opt: &RunOptions) -> Result<Report> {
     let mut opt = opt.clone();
@@ -819,39 +865,11 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
         None => Source::Dir(opt.data_dir.clone()),
     };
     // Generate what the chosen rows need, once per file; remember failures per file.
-    let mut problems: Vec<((Geometry, u32), String)> = Vec::new();
-    if opt.url.is_none() {
-        let mut need: BTreeSet<(u8, u32)> = BTreeSet::new();
-        for &(k, g) in &opt.rows {
-            let gi = if g == Geometry::Ipcc { 0 } else { 1 };
-            need.insert((gi, 0));
-            if k == Kind::Ncbo {
-                need.insert((gi, 1));
-            }
-        }
-        for (gi, variant) in need {
-            let geo = if gi == 0 {
-                Geometry::Ipcc
-            } else {
-                Geometry::Stl
-            };
-            if let Err(e) = gen_in_child(geo, variant, &opt.gen) {
-                eprintln!("nco-bench: error: {e}");
-                problems.push(((geo, variant), e));
-            }
-        }
-        let max_files = opt.files.max(1);
-        for geo in [Geometry::Ipcc, Geometry::Stl] {
-            if opt.rows.iter().any(|&(k, g)| g == geo && k.multi_file())
-                && !problems.iter().any(|((g, v), _)| *g == geo && *v == 0)
-            {
-                if let Err(e) = make_links(&opt.data_dir, geo, max_files) {
-                    eprintln!("nco-bench: error: {e:#}");
-                    problems.push(((geo, 0), format!("{e:#}")));
-                }
-            }
-        }
-    }
+    let problems = if opt.url.is_none() {
+        generate_inputs(opt)
+    } else {
+        Vec::new()
+    };
     // Warm runs read inputs cached as a read from disk leaves them (cache::settle).
     let mut settled = String::new();
     if opt.url.is_none() && !opt.cold {

@@ -159,3 +159,41 @@ fn netcdf4_rows_time_the_engine_against_libnetcdf_and_nco() {
     assert!(hs.contains(":_Format = \"netCDF-4\""), "{hs}");
     assert!(hs.contains("_DeflateLevel = 1"), "{hs}");
 }
+
+#[test]
+fn dap_rows_read_the_inputs_from_the_loopback_server() {
+    // Row 1 on tiny files, then once more with its inputs read through the loopback
+    // OPeNDAP server (needs scripts/dap-venv.sh, as the DAP tests): the row "1d" is
+    // checked against NCO reading the same URL, and its note gives the server's CPU
+    // time of each side, which is never zero (the server did the reading).
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = own_bin("ncks");
+    let bin = ours.parent().unwrap();
+    let o = tiny_run(tmp.path(), bin, "1", &["--dap", "--dap-scale", "0.001"]).succeeds();
+    let stdout = &o.stdout;
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("1d "))
+        .unwrap_or_else(|| panic!("row 1d missing:\n{stdout}"));
+    assert!(line.contains("equal"), "{line}");
+    assert!(
+        stdout.contains("inputs from OPeNDAP, loopback]"),
+        "{stdout}"
+    );
+    let note = stdout
+        .lines()
+        .find(|l| l.starts_with("row 1d: server CPU per run: nco-rs "))
+        .unwrap_or_else(|| panic!("no server CPU note:\n{stdout}"));
+    let secs: Vec<f64> = note
+        .split(' ')
+        .filter_map(|w| w.parse::<f64>().ok())
+        .collect();
+    assert!(secs.len() >= 2 && secs[0] > 0.0 && secs[1] > 0.0, "{note}");
+    // The server is gone when the bench is.
+    let served = tmp.path().join("data/scale-0.001").display().to_string();
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &format!("serve.py .*{served}")])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "a server is left: {left:?}");
+}
