@@ -344,7 +344,8 @@ struct RunArgs {
     /// to <data>/nc4-deflate1-shuffle and <data>/nc4.
     #[arg(long)]
     nc4: bool,
-    /// Also run the chosen rows with their inputs read from OPeNDAP URLs (rows "<id>d"):
+    /// Also run the chosen rows (5a and 5c only when --only names them) with their
+    /// inputs read from OPeNDAP URLs (rows "<id>d"):
     /// the loopback server of the DAP tests (tests/dap/serve.py; `bash
     /// scripts/dap-venv.sh` makes its Python environment) serves the data folder, ours and
     /// NCO read the same URLs, and each row's note gives the server's CPU time per run.
@@ -589,6 +590,12 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
         let mut files = a.files.clone();
         files.scale = Some(a.dap_scale);
         let mut o = opt.clone();
+        // Rows 5a and 5c (50 calls per side, each a new open of the URL; NCO's 5c asks
+        // once per record, variable, file and station: hours on pydap) only when
+        // --only names them.
+        o.rows.retain(|(k, _)| {
+            !matches!(k, Kind::Stations | Kind::StationsList) || !a.only.is_empty()
+        });
         o.gen = gen_options(&files, a.dap_scale)?;
         o.data_dir = o.gen.dir.clone();
         if a.scratch.is_none() {

@@ -411,19 +411,22 @@ pub struct LibReader {
     /// `file` is a DAP URL: reads go through [`on_url`].
     remote: bool,
     /// A DAP URL's read-ahead of records ([`LibReader::read_ahead`]).
-    ahead: Mutex<Option<Box<RecordBlock>>>,
+    ahead: Box<Mutex<Vec<RecordBlock>>>,
 }
 
-/// The most bytes one read-ahead of records from a DAP URL asks for.
-const READ_AHEAD_BYTES: usize = 64 << 20;
+/// The most bytes one read-ahead from a DAP URL asks for.
+const READ_AHEAD_BYTES: usize = 16 << 20;
 
-/// Consecutive records of one variable read from a DAP URL in one request: records
-/// `first..first + records` of variable `var`, and along each other dimension `k`
-/// the indices `bounds[k].0..=bounds[k].1`, row-major in `values`.
+/// The most bytes of read-ahead blocks a DAP reader keeps (the oldest go first).
+const READ_AHEAD_KEPT: usize = 2 * READ_AHEAD_BYTES;
+
+/// A block of one variable read from a DAP URL in one request: of variable `var`, the
+/// indices from `first` on of its first dimension (records, or rows; as many as the
+/// block's length says), and along each other dimension `k` the indices `bounds[k].0..=bounds[k].1`,
+/// row-major in `values`.
 struct RecordBlock {
     var: usize,
     first: usize,
-    records: usize,
     bounds: Vec<(usize, usize)>,
     values: Values,
 }
@@ -656,7 +659,7 @@ impl LibReader {
             loc: Vec::new(),
             shrink_guard: None,
             remote,
-            ahead: Mutex::new(None),
+            ahead: Box::default(),
         };
         let mut fmt = 0;
         // SAFETY: the file is open.
@@ -782,86 +785,96 @@ impl LibReader {
         Ok(vals)
     }
 
-    /// A read of one record of a record variable from a DAP URL, served from a block
-    /// of following records read in one request (as many as fit in
-    /// [`READ_AHEAD_BYTES`], over the bounding box of `sel`'s other dimensions).
-    /// Operators that stream records (ncra, ncrcat, nces...) read one record per
-    /// call; through libnetcdf's DAP2 client each call is one HTTP request, which
-    /// the server answers at its per-request cost (pydap: about 0.15 s on a file of
-    /// 100 variables). `None`: not such a read (the caller reads `sel` itself).
+    /// A read of part of a variable from a DAP URL, served from a block of the
+    /// variable read in one request: along its first dimension, from the first index
+    /// asked for on, as many rows as fit in [`READ_AHEAD_BYTES`], over the bounding box
+    /// of `sel`'s other dimensions; later reads inside the block take no request.
+    /// Operators that stream (ncra and ncrcat a record at a time, nces and ncbo in
+    /// pieces of about 256 KiB) read a variable in many calls; through libnetcdf's
+    /// DAP2 client each call is one HTTP request, which a server answers at its
+    /// per-request cost (pydap: about 0.15 s on a file of 100 variables). `None`: a
+    /// read that fills a block by itself, or of nothing (the caller reads `sel`).
     fn read_ahead(&self, var: usize, sel: &[Vec<usize>]) -> Result<Option<Values>> {
         let v = &self.meta.vars[var];
         let Some(&d0) = v.dims.first() else {
             return Ok(None);
         };
-        let nrec = self.meta.dims[d0].len;
-        if !self.meta.dims[d0].unlimited || sel.len() != v.dims.len() || sel[0].len() != 1 {
+        let rows = self.meta.dims[d0].len;
+        if sel.len() != v.dims.len() || sel.iter().any(Vec::is_empty) || v.ty == NcType::Str {
             return Ok(None);
         }
-        if sel.iter().any(Vec::is_empty) || v.ty == NcType::Str {
-            return Ok(None);
-        }
-        let rec = sel[0][0];
-        let bounds: Vec<(usize, usize)> = sel[1..]
-            .iter()
-            .map(|s| {
-                let lo = s.iter().copied().min().unwrap_or(0);
-                (lo, s.iter().copied().max().unwrap_or(lo))
-            })
-            .collect();
-        let per_rec = bounds
+        let span = |s: &[usize]| {
+            let lo = s.iter().copied().min().unwrap_or(0);
+            (lo, s.iter().copied().max().unwrap_or(lo))
+        };
+        let (lo0, hi0) = span(&sel[0]);
+        let bounds: Vec<(usize, usize)> = sel[1..].iter().map(|s| span(s)).collect();
+        let per_row = bounds
             .iter()
             .map(|(lo, hi)| hi - lo + 1)
             .product::<usize>()
             .saturating_mul(v.ty.size().max(1));
-        let per_block = (READ_AHEAD_BYTES / per_rec.max(1)).min(nrec.saturating_sub(rec));
-        if per_block < 2 {
+        // Blocks are aligned (block k holds rows k*per_block..), so that pieces asked
+        // for out of order (parallel windows) fall into the same block.
+        let per_block = (READ_AHEAD_BYTES / per_row.max(1)).clamp(1, rows.max(1));
+        let first = lo0 / per_block * per_block;
+        let records = per_block.min(rows - first);
+        if hi0 >= first + records || hi0 - lo0 + 1 >= records {
             return Ok(None);
         }
-        let mut ahead = self
+        let mut kept = self
             .ahead
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let hit = ahead.as_ref().is_some_and(|b| {
+        let hit = kept.iter().position(|b| {
             b.var == var
-                && (b.first..b.first + b.records).contains(&rec)
+                && b.first == first
                 && b.bounds
                     .iter()
                     .zip(&bounds)
                     .all(|(c, w)| c.0 <= w.0 && w.1 <= c.1)
         });
-        if !hit {
-            let mut block_sel: Vec<Vec<usize>> = vec![(rec..rec + per_block).collect()];
-            block_sel.extend(bounds.iter().map(|&(lo, hi)| (lo..=hi).collect()));
-            let values = on_url(&self.path, Some(&v.name), || {
-                self.read_unchecked(var, &block_sel)
-            })?;
-            *ahead = Some(Box::new(RecordBlock {
-                var,
-                first: rec,
-                records: per_block,
-                bounds: bounds.clone(),
-                values,
-            }));
-        }
-        let Some(b) = ahead.as_ref() else {
-            return Ok(None);
+        let at = match hit {
+            Some(k) => k,
+            None => {
+                let mut block_sel: Vec<Vec<usize>> = vec![(first..first + records).collect()];
+                block_sel.extend(bounds.iter().map(|&(lo, hi)| (lo..=hi).collect()));
+                let values = on_url(&self.path, Some(&v.name), || {
+                    self.read_unchecked(var, &block_sel)
+                })?;
+                let bytes = |b: &RecordBlock| b.values.len() * b.values.nc_type().size().max(1);
+                let new = records * per_row;
+                while !kept.is_empty()
+                    && kept.iter().map(bytes).sum::<usize>() + new > READ_AHEAD_KEPT
+                {
+                    kept.remove(0);
+                }
+                kept.push(RecordBlock {
+                    var,
+                    first,
+                    bounds: bounds.clone(),
+                    values,
+                });
+                kept.len() - 1
+            }
         };
+        let b = &kept[at];
         // Row-major strides of the block and the offset of the record asked for.
         let lens: Vec<usize> = b.bounds.iter().map(|(lo, hi)| hi - lo + 1).collect();
         let mut stride = vec![1usize; lens.len()];
         for k in (0..lens.len().saturating_sub(1)).rev() {
             stride[k] = stride[k + 1] * lens[k + 1];
         }
-        let base = (rec - b.first) * lens.iter().product::<usize>();
-        let shape: Vec<usize> = sel[1..].iter().map(Vec::len).collect();
+        let row = lens.iter().product::<usize>();
+        let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
         let mut idx = Vec::with_capacity(shape.iter().product());
         let mut pick = vec![0usize; shape.len()];
         loop {
             idx.push(
-                base + (0..shape.len())
-                    .map(|k| (sel[k + 1][pick[k]] - b.bounds[k].0) * stride[k])
-                    .sum::<usize>(),
+                (sel[0][pick[0]] - b.first) * row
+                    + (1..shape.len())
+                        .map(|k| (sel[k][pick[k]] - b.bounds[k - 1].0) * stride[k - 1])
+                        .sum::<usize>(),
             );
             if !odometer(&mut pick, &shape) {
                 break;

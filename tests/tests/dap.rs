@@ -149,6 +149,48 @@ fn ncra_ncrcat_read_a_url_as_the_file() {
     same_from_url("ncra", &["-O", "-v", VARS, "@"]);
     same_from_url("ncra", &["-O", "-v", VARS, "-d", "time,1,,2", "@"]);
     same_from_url("ncrcat", &["-O", "-v", VARS, "-d", "time,2,6", "@", "@"]);
+    // `-p URL_PREFIX` before relative names, also names read from standard input.
+    let s = Scratch::new();
+    let (with_p, listed, local) = (s.arg("p.nc"), s.arg("listed.nc"), s.arg("local.nc"));
+    let base = server().base.clone();
+    nco("ncrcat")
+        .args([
+            "-O",
+            "-v",
+            VARS,
+            "-p",
+            &base,
+            "fixture.nc",
+            "fixture.nc",
+            &with_p,
+        ])
+        .succeeds();
+    let names = "fixture.nc fixture.nc\n";
+    let mut child = Command::new(nco_tests::bin("ncrcat"))
+        .args(["-O", "-v", VARS, "-p", &base, &listed])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(names.as_bytes())
+        .unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "ncrcat with names on stdin: {}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let f = fixture().display().to_string();
+    nco("ncrcat")
+        .args(["-O", "-v", VARS, &f, &f, &local])
+        .succeeds();
+    compare(&with_p, &local).without_attributes().equal();
+    compare(&listed, &local).without_attributes().equal();
 }
 
 #[test]
@@ -346,7 +388,8 @@ fn proxy(answer: Answer, dods: std::sync::Arc<std::sync::atomic::AtomicUsize>) -
 
 /// `big.nc` in the served folder (made once): variables too large for libnetcdf's
 /// prefetch of small variables, `big(x)` of 500000 floats and the record variable
-/// `rec_big(time, x)` (10 records of 20000 floats, `time` from the fixture).
+/// `rec_big(time, y)` (10 records of 20000 floats, `time` from the fixture), each
+/// element a different value (so that a value read from the wrong place shows).
 fn served_big_file() -> PathBuf {
     static MADE: OnceLock<PathBuf> = OnceLock::new();
     MADE.get_or_init(|| {
@@ -356,7 +399,10 @@ fn served_big_file() -> PathBuf {
                 "-O",
                 "-v",
                 "-s",
-                "defdim(\"x\",500000);big[$x]=1.5f;defdim(\"y\",20000);rec_big[$time,$y]=float(time)+0.25f;",
+                concat!(
+                    "defdim(\"x\",500000);big[$x]=array(0.5f,1.0f,$x);defdim(\"y\",20000);",
+                    "rec_big[$time,$y]=float(time)*100000.0f+array(0.25f,1.0f,$y);"
+                ),
             ])
             .arg(fixture())
             .arg(s.path("big.nc"))
@@ -373,12 +419,14 @@ fn served_big_file() -> PathBuf {
     .clone()
 }
 
-/// ncra and ncrcat, which read a record at a time, ask a DAP server for many records
-/// in one request (libnetcdf makes each read one HTTP request): 10 records of a record
-/// variable in at most 2 data requests, the values those of the local file. NCO 5.1.4
-/// asks once per record (not run against NCO).
+/// Operators that stream a variable in many reads ask a DAP server for large blocks
+/// (libnetcdf makes each read one HTTP request): ncra and ncrcat, which read a record
+/// at a time, get the 10 records of `rec_big` in at most 3 data requests; nces and
+/// ncbo, which read pieces of about 256 KiB, get `big` (2 MB) of each input in one
+/// (each open also fetches the file's small variables in one request); the values are those of the local file. NCO 5.1.4 asks once
+/// per record (not run against NCO).
 #[test]
-fn record_reads_from_a_url_are_few_large_requests() {
+fn streamed_reads_from_a_url_are_few_large_requests() {
     if is_nco() {
         return;
     }
@@ -387,20 +435,40 @@ fn record_reads_from_a_url_are_few_large_requests() {
     let port = proxy(Answer::Whole, count.clone());
     let u = format!("http://127.0.0.1:{port}/big.nc");
     let s = Scratch::new();
-    for op in ["ncra", "ncrcat"] {
+    let none: &[&str] = &[];
+    for (op, var, slab, inputs, most) in [
+        ("ncra", "rec_big", none, 1, 3),
+        ("ncrcat", "rec_big", none, 1, 3),
+        // A strided hyperslab inside the records (the block is its bounding box).
+        (
+            "ncrcat",
+            "rec_big",
+            &["-d", "y,100,5000,7", "-d", "time,1,8,2"][..],
+            1,
+            3,
+        ),
+        ("nces", "big", none, 2, 4),
+        ("ncbo", "big", &["-d", "x,1000,400000,3"][..], 2, 4),
+    ] {
         count.store(0, std::sync::atomic::Ordering::SeqCst);
         let (from_url, from_file) = (s.arg(&format!("{op}_url.nc")), s.arg(&format!("{op}.nc")));
         nco(op)
-            .args(["-O", "-v", "rec_big", &u, &from_url])
+            .args(["-O", "-v", var])
+            .args(slab)
+            .args(vec![u.as_str(); inputs])
+            .arg(&from_url)
             .succeeds();
         let asked = count.load(std::sync::atomic::Ordering::SeqCst);
         nco(op)
-            .args(["-O", "-v", "rec_big", &local, &from_file])
+            .args(["-O", "-v", var])
+            .args(slab)
+            .args(vec![local.as_str(); inputs])
+            .arg(&from_file)
             .succeeds();
         compare(&from_url, &from_file).without_attributes().equal();
         assert!(
-            (1..=3).contains(&asked),
-            "{op}: {asked} data requests for 10 records (the time coordinate and rec_big)"
+            (1..=most).contains(&asked),
+            "{op} {slab:?}: {asked} data requests, at most {most} expected"
         );
     }
 }
