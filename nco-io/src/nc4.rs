@@ -417,6 +417,11 @@ pub struct LibReader {
 /// The most bytes one read-ahead from a DAP URL asks for.
 const READ_AHEAD_BYTES: usize = 16 << 20;
 
+/// The most bytes of a bounding box read from a DAP URL in one request for a
+/// selection of several runs (a reversal, multi-slabs) that would otherwise be one
+/// request per combination of runs.
+const BOUNDING_BOX_BYTES: usize = 256 << 20;
+
 /// The most bytes of read-ahead blocks a DAP reader keeps (the oldest go first).
 const READ_AHEAD_KEPT: usize = 2 * READ_AHEAD_BYTES;
 
@@ -792,8 +797,11 @@ impl LibReader {
     /// Operators that stream (ncra and ncrcat a record at a time, nces and ncbo in
     /// pieces of about 256 KiB) read a variable in many calls; through libnetcdf's
     /// DAP2 client each call is one HTTP request, which a server answers at its
-    /// per-request cost (pydap: about 0.15 s on a file of 100 variables). `None`: a
-    /// read that fills a block by itself, or of nothing (the caller reads `sel`).
+    /// per-request cost (pydap: about 0.15 s on a file of 100 variables). A selection
+    /// outside one block but made of several index runs (a reversal, multi-slabs) is
+    /// read as its bounding box in one request (up to [`BOUNDING_BOX_BYTES`]). `None`:
+    /// a single hyperslab that fills a block by itself, or a read of nothing (the
+    /// caller reads `sel` in one request).
     fn read_ahead(&self, var: usize, sel: &[Vec<usize>]) -> Result<Option<Values>> {
         let v = &self.meta.vars[var];
         let Some(&d0) = v.dims.first() else {
@@ -820,7 +828,20 @@ impl LibReader {
         let first = lo0 / per_block * per_block;
         let records = per_block.min(rows - first);
         if hi0 >= first + records || hi0 - lo0 + 1 >= records {
-            return Ok(None);
+            // Not inside one block. A selection of several runs along some dimension
+            // (a reversal, `-d` multi-slabs, a stride change) would be one request per
+            // combination of runs: its bounding box is read in one, when not too large.
+            let simple = sel.iter().all(|s| runs_of(s).len() == 1);
+            let bbox = (hi0 - lo0 + 1).saturating_mul(per_row);
+            if simple || bbox > BOUNDING_BOX_BYTES {
+                return Ok(None);
+            }
+            let mut box_sel: Vec<Vec<usize>> = vec![(lo0..=hi0).collect()];
+            box_sel.extend(bounds.iter().map(|&(lo, hi)| (lo..=hi).collect()));
+            let values = on_url(&self.path, Some(&v.name), || {
+                self.read_unchecked(var, &box_sel)
+            })?;
+            return Ok(Some(gather_block(&values, lo0, &bounds, sel)));
         }
         let mut kept = self
             .ahead
@@ -859,28 +880,7 @@ impl LibReader {
             }
         };
         let b = &kept[at];
-        // Row-major strides of the block and the offset of the record asked for.
-        let lens: Vec<usize> = b.bounds.iter().map(|(lo, hi)| hi - lo + 1).collect();
-        let mut stride = vec![1usize; lens.len()];
-        for k in (0..lens.len().saturating_sub(1)).rev() {
-            stride[k] = stride[k + 1] * lens[k + 1];
-        }
-        let row = lens.iter().product::<usize>();
-        let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
-        let mut idx = Vec::with_capacity(shape.iter().product());
-        let mut pick = vec![0usize; shape.len()];
-        loop {
-            idx.push(
-                (sel[0][pick[0]] - b.first) * row
-                    + (1..shape.len())
-                        .map(|k| (sel[k][pick[k]] - b.bounds[k - 1].0) * stride[k - 1])
-                        .sum::<usize>(),
-            );
-            if !odometer(&mut pick, &shape) {
-                break;
-            }
-        }
-        Ok(Some(b.values.gather(&idx)))
+        Ok(Some(gather_block(&b.values, b.first, &b.bounds, sel)))
     }
 
     fn read_unchecked(&self, var: usize, sel: &[Vec<usize>]) -> Result<Values> {
@@ -947,6 +947,38 @@ impl LibReader {
         }
         Ok(out)
     }
+}
+
+/// The elements of selection `sel` (one index list per dimension) out of `block`,
+/// which holds row-major the indices from `first` on of the first dimension and, along
+/// each other dimension `k`, `bounds[k].0..=bounds[k].1` (`sel` must lie inside).
+fn gather_block(
+    block: &Values,
+    first: usize,
+    bounds: &[(usize, usize)],
+    sel: &[Vec<usize>],
+) -> Values {
+    let lens: Vec<usize> = bounds.iter().map(|(lo, hi)| hi - lo + 1).collect();
+    let mut stride = vec![1usize; lens.len()];
+    for k in (0..lens.len().saturating_sub(1)).rev() {
+        stride[k] = stride[k + 1] * lens[k + 1];
+    }
+    let row = lens.iter().product::<usize>();
+    let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
+    let mut idx = Vec::with_capacity(shape.iter().product());
+    let mut pick = vec![0usize; shape.len()];
+    loop {
+        idx.push(
+            (sel[0][pick[0]] - first) * row
+                + (1..shape.len())
+                    .map(|k| (sel[k][pick[k]] - bounds[k - 1].0) * stride[k - 1])
+                    .sum::<usize>(),
+        );
+        if !odometer(&mut pick, &shape) {
+            break;
+        }
+    }
+    block.gather(&idx)
 }
 
 /// Read one strided hyperslab of type `ty`.
