@@ -485,19 +485,17 @@ fn streamed_reads_from_a_url_are_few_large_requests() {
     ] {
         count.store(0, std::sync::atomic::Ordering::SeqCst);
         let (from_url, from_file) = (s.arg(&format!("{op}_url.nc")), s.arg(&format!("{op}.nc")));
-        nco(op)
-            .args(["-O", "-v", var])
-            .args(slab)
-            .args(vec![u.as_str(); inputs])
-            .arg(&from_url)
-            .succeeds();
+        let run = |input: &str, out: &str| {
+            nco(op)
+                .args(["-O", "-v", var])
+                .args(slab)
+                .args(vec![input; inputs])
+                .arg(out)
+                .succeeds();
+        };
+        run(&u, &from_url);
         let asked = count.load(std::sync::atomic::Ordering::SeqCst);
-        nco(op)
-            .args(["-O", "-v", var])
-            .args(slab)
-            .args(vec![local.as_str(); inputs])
-            .arg(&from_file)
-            .succeeds();
+        run(&local, &from_file);
         compare(&from_url, &from_file).without_attributes().equal();
         assert!(
             (1..=most).contains(&asked),
