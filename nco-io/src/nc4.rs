@@ -426,12 +426,13 @@ const BOUNDING_BOX_BYTES: usize = 256 << 20;
 const READ_AHEAD_KEPT: usize = 2 * READ_AHEAD_BYTES;
 
 /// A block of one variable read from a DAP URL in one request: of variable `var`, the
-/// indices from `first` on of its first dimension (records, or rows; as many as the
-/// block's length says), and along each other dimension `k` the indices `bounds[k].0..=bounds[k].1`,
-/// row-major in `values`.
+/// indices `first..first + records` of its first dimension (records, or rows), and
+/// along each other dimension `k` the indices `bounds[k].0..=bounds[k].1`, row-major
+/// in `values`.
 struct RecordBlock {
     var: usize,
     first: usize,
+    records: usize,
     bounds: Vec<(usize, usize)>,
     values: Values,
 }
@@ -849,7 +850,8 @@ impl LibReader {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let hit = kept.iter().position(|b| {
             b.var == var
-                && b.first == first
+                && b.first <= lo0
+                && hi0 < b.first + b.records
                 && b.bounds
                     .iter()
                     .zip(&bounds)
@@ -873,6 +875,7 @@ impl LibReader {
                 kept.push(RecordBlock {
                     var,
                     first,
+                    records,
                     bounds: bounds.clone(),
                     values,
                 });
@@ -1392,6 +1395,32 @@ pub fn hdf5_version() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gather_block_picks_a_selection_out_of_its_bounding_block() {
+        // A 4x5x6 variable whose element (i,j,k) is 100i+10j+k; the block holds rows
+        // 1..3 and, of the other dimensions, 1..=3 and 2..=5.
+        let (first, bounds) = (1, vec![(1, 3), (2, 5)]);
+        let mut block = Vec::new();
+        for i in 1..3 {
+            for j in 1..=3 {
+                for k in 2..=5 {
+                    block.push(100 * i + 10 * j + k);
+                }
+            }
+        }
+        let sel = vec![vec![2, 1], vec![3, 1], vec![5, 2, 4]];
+        let got = gather_block(&Values::Int(block), first, &bounds, &sel);
+        let mut want = Vec::new();
+        for &i in &sel[0] {
+            for &j in &sel[1] {
+                for &k in &sel[2] {
+                    want.push((100 * i + 10 * j + k) as i32);
+                }
+            }
+        }
+        assert_eq!(got, Values::Int(want));
+    }
 
     #[test]
     fn runs_split_arithmetic_progressions() {
