@@ -352,8 +352,9 @@ struct RunArgs {
     #[arg(long)]
     dap: bool,
     /// Size factor of the files the --dap rows read (made in <dir>/scale-<S> when
-    /// absent): the loopback server (pydap, Python) sends about 12 MB/s, so the default
-    /// 0.05 (57 MB for ipcc_dly_T85) keeps the DAP rows to a few minutes.
+    /// absent; default 0.05: 57 MB for ipcc_dly_T85). The loopback server (pydap)
+    /// costs about 0.15 s per request, so the DAP rows' time goes mostly with the
+    /// number of requests, NCO's the most.
     #[arg(long, value_name = "S", default_value_t = 0.05)]
     dap_scale: f64,
 }
@@ -644,11 +645,7 @@ fn dap_rows(opt: &run::RunOptions) -> Result<Vec<report::Row>> {
     o.label = Some(("d".into(), " [inputs from OPeNDAP, loopback]".into()));
     let mut rows = run::run_all(&o)?.rows;
     for r in &mut rows {
-        let cpu = |t: &report::ToolRuns| {
-            (t.state == report::State::Ok)
-                .then(|| t.median.as_ref().map(|m| m.server_cpu))
-                .flatten()
-        };
+        let cpu = |t: &report::ToolRuns| t.wall().and(t.median.as_ref()).map(|m| m.server_cpu);
         let (ours, nco) = (cpu(&r.ours), cpu(&r.nco));
         let fmt = |c: Option<f64>| c.map_or("-".to_string(), |c| format!("{c:.2} s"));
         let ratio = match (ours, nco) {

@@ -410,8 +410,9 @@ pub struct LibReader {
     shrink_guard: Option<(std::fs::File, u64)>,
     /// `file` is a DAP URL: reads go through [`on_url`].
     remote: bool,
-    /// A DAP URL's read-ahead of records ([`LibReader::read_ahead`]).
-    ahead: Box<Mutex<Vec<RecordBlock>>>,
+    /// A DAP URL's blocks read ahead ([`LibReader::read_from_blocks`]; not
+    /// [`crate::dataset::ReadAhead`], which holds exact selections of the list mode).
+    ahead: Box<Mutex<Vec<DapBlock>>>,
 }
 
 /// The most bytes one read-ahead from a DAP URL asks for.
@@ -429,7 +430,7 @@ const READ_AHEAD_KEPT: usize = 2 * READ_AHEAD_BYTES;
 /// indices `first..first + records` of its first dimension (records, or rows), and
 /// along each other dimension `k` the indices `bounds[k].0..=bounds[k].1`, row-major
 /// in `values`.
-struct RecordBlock {
+struct DapBlock {
     var: usize,
     first: usize,
     records: usize,
@@ -777,7 +778,7 @@ impl LibReader {
         let vals = if self.remote {
             // One DAP call at a time (the lock is re-entrant).
             let _g = lock();
-            match self.read_ahead(var, sel)? {
+            match self.read_from_blocks(var, sel)? {
                 Some(vals) => vals,
                 None => {
                     let name = &self.meta.vars[var].name;
@@ -803,7 +804,7 @@ impl LibReader {
     /// read as its bounding box in one request (up to [`BOUNDING_BOX_BYTES`]). `None`:
     /// a single hyperslab that fills a block by itself, or a read of nothing (the
     /// caller reads `sel` in one request).
-    fn read_ahead(&self, var: usize, sel: &[Vec<usize>]) -> Result<Option<Values>> {
+    fn read_from_blocks(&self, var: usize, sel: &[Vec<usize>]) -> Result<Option<Values>> {
         let v = &self.meta.vars[var];
         let Some(&d0) = v.dims.first() else {
             return Ok(None);
@@ -865,14 +866,14 @@ impl LibReader {
                 let values = on_url(&self.path, Some(&v.name), || {
                     self.read_unchecked(var, &block_sel)
                 })?;
-                let bytes = |b: &RecordBlock| b.values.len() * b.values.nc_type().size().max(1);
+                let bytes = |b: &DapBlock| b.values.len() * b.values.nc_type().size().max(1);
                 let new = records * per_row;
                 while !kept.is_empty()
                     && kept.iter().map(bytes).sum::<usize>() + new > READ_AHEAD_KEPT
                 {
                     kept.remove(0);
                 }
-                kept.push(RecordBlock {
+                kept.push(DapBlock {
                     var,
                     first,
                     records,

@@ -25,6 +25,8 @@ const VARS: &str = "PS,fld_rec,rec_fill,rec_pck,fld_fill,fld_pck,sc_dbl,sc_int";
 struct Server {
     /// `http://127.0.0.1:PORT`
     base: String,
+    /// PORT.
+    port: u16,
     /// The folder served.
     dir: PathBuf,
     _child: Child,
@@ -75,6 +77,7 @@ fn server() -> &'static Server {
         }
         Server {
             base,
+            port,
             dir,
             _child: child,
         }
@@ -83,10 +86,7 @@ fn server() -> &'static Server {
 
 /// The body of a 200 answer to `GET path`, or None.
 fn get(port: u16, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
+    let text = String::from_utf8(fetch_raw(port, path)?).ok()?;
     let status = text.lines().next().unwrap_or("");
     (status.starts_with("HTTP/") && status.split(' ').nth(1) == Some("200"))
         .then(|| text.split("\r\n\r\n").nth(1).unwrap_or("").to_string())
@@ -311,13 +311,14 @@ fn a_server_that_never_answers_is_an_error_after_the_time_limit() {
     assert_eq!(s.files(), Vec::<String>::new());
 }
 
-/// The whole answer (status line, headers and body) of the real server to `GET path`.
-fn fetch_raw(port: u16, path: &str) -> Vec<u8> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+/// The whole answer (status line, headers and body) to `GET path` on `port`, or None
+/// when nothing answers there.
+fn fetch_raw(port: u16, path: &str) -> Option<Vec<u8>> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    raw
+    s.read_to_end(&mut raw).ok()?;
+    Some(raw)
 }
 
 /// What a proxy before the real server does with each `.dods` (data) answer.
@@ -335,12 +336,7 @@ enum Answer {
 /// `answer` with each `.dods` answer, counting the `.dods` requests in `dods`.
 /// Returns its port.
 fn proxy(answer: Answer, dods: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
-    let real: u16 = server()
-        .base
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap();
+    let real = server().port;
     let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = proxy.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -358,7 +354,9 @@ fn proxy(answer: Answer, dods: std::sync::Arc<std::sync::atomic::AtomicUsize>) -
                 }
                 let req = String::from_utf8_lossy(&req);
                 let path = req.split(' ').nth(1).unwrap_or("/").to_string();
-                let raw = fetch_raw(real, &path);
+                let Some(raw) = fetch_raw(real, &path) else {
+                    return;
+                };
                 let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
                     return;
                 };
@@ -398,8 +396,8 @@ fn proxy(answer: Answer, dods: std::sync::Arc<std::sync::atomic::AtomicUsize>) -
     port
 }
 
-/// `big.nc` in the served folder (made once): variables too large for libnetcdf's
-/// prefetch of small variables, `big(x)` of 500000 floats and the record variable
+/// `big.nc` in the served folder (made once; its path, which the comparisons read
+/// locally): variables too large for libnetcdf's prefetch of small variables, `big(x)` of 500000 floats and the record variable
 /// `rec_big(time, y)` (10 records of 20000 floats, `time` from the fixture), each
 /// element a different value (so that a value read from the wrong place shows).
 fn served_big_file() -> PathBuf {
@@ -422,11 +420,7 @@ fn served_big_file() -> PathBuf {
         let big = server().dir.join("big.nc");
         std::fs::copy(s.path("big.nc"), server().dir.join("big.tmp")).unwrap();
         std::fs::rename(server().dir.join("big.tmp"), &big).unwrap();
-        s.path("big.nc").exists().then_some(()).unwrap();
-        // Keep a local copy for the comparisons (the scratch folder goes away).
-        let local = server().dir.join("big_local.nc");
-        std::fs::copy(&big, &local).unwrap();
-        local
+        big
     })
     .clone()
 }
