@@ -66,6 +66,68 @@ pub struct Cli {
     /// Do not copy the first file's global attributes (ncecat)
     #[arg(short = 'M', long = "glb_mtd_spp", visible_alias = "no_glb_mtd")]
     pub no_global_meta: bool,
+    /// Weights of the members (nces, with the mean): one number per input file,
+    /// w1,w2,...; the result is Σwx / Σw over the members valid at each element
+    #[arg(
+        short = 'w',
+        long = "wgt",
+        visible_aliases = ["weight", "wgt_var"],
+        value_name = "W1,W2,...",
+        allow_hyphen_values = true,
+        value_parser = parse_weights
+    )]
+    pub weights: Option<MemberWeights>,
+    /// Numerator (nces): write the (weighted) sums, not divided by the weights or counts
+    #[arg(short = 'N', long = "nmr", visible_alias = "numerator")]
+    pub numerator: bool,
+}
+
+/// nces's `-w`: one weight per member, in the order of the inputs.
+#[derive(Clone, Debug)]
+pub struct MemberWeights(pub Vec<f64>);
+
+/// Parse `-w w1,w2,...` (numbers).
+///
+/// Errors: an item that is not a finite number.
+fn parse_weights(w: &str) -> Result<MemberWeights> {
+    w.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| Error::option("-w", format!("weight '{x}' is not a number")))
+        })
+        .collect::<Result<_>>()
+        .map(MemberWeights)
+}
+
+/// Check nces's `-w` weights against the run: one per member; the mean only (NCO
+/// 5.1.4 takes weights with other statistics and writes wrong values: infinities,
+/// zeros, missing values); positive weights when they divide (a zero total makes NCO
+/// 5.1.4 abort on an assertion, a member-wise total of zero would divide by zero).
+///
+/// Errors: each of those, naming `-w`.
+fn check_weights(w: &[f64], members: usize, op: Op, numerator: bool) -> Result<()> {
+    if w.len() != members {
+        return Err(Error::option(
+            "-w",
+            format!("{} weights given for {members} input files", w.len()),
+        ));
+    }
+    if op != Op::Avg {
+        return Err(Error::option(
+            "-w",
+            "member weights apply to the mean only (-y avg), not to other statistics",
+        ));
+    }
+    if !numerator && w.iter().any(|&x| x <= 0.0) {
+        return Err(Error::option(
+            "-w",
+            "weights of a mean must be positive (with -N, any numbers give a weighted sum)",
+        ));
+    }
+    Ok(())
 }
 
 /// The clap command.
@@ -90,6 +152,13 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             "ncecat concatenates and computes no statistic (use nces -y)",
         ));
     }
+    if concat && (cli.weights.is_some() || cli.numerator) {
+        let o = if cli.numerator { "-N" } else { "-w" };
+        return Err(Error::option(
+            o,
+            "ncecat concatenates and computes no statistic",
+        ));
+    }
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
     let inputs = multifile::inputs(
@@ -105,6 +174,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let sel_args = cli.std.select.select_args();
     let vars = nco_core::select::select_input_order(first, &sel_args)?;
     multifile::check_members(&sets, &vars)?;
+    if let Some(w) = &cli.weights {
+        check_weights(&w.0, sets.len(), op, cli.numerator)?;
+    }
     let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
     target.provenance.source = inputs.files.first().cloned();
     if !cli.inputs.no_file_list {
@@ -115,6 +187,8 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         sets: &sets,
         sel: &sel,
         vars: &vars,
+        weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
+        numerator: cli.numerator,
     };
     if concat {
         // ncecat: every existing record dimension becomes fixed.
@@ -152,6 +226,10 @@ struct Members<'a> {
     sets: &'a [Dataset],
     sel: &'a Selection,
     vars: &'a [usize],
+    /// nces `-w`: one weight per member (checked by [`check_weights`]).
+    weights: Option<&'a [f64]>,
+    /// nces `-N`: the sums, not normalised.
+    numerator: bool,
 }
 
 impl Members<'_> {
@@ -281,10 +359,18 @@ impl Members<'_> {
             let n: usize = idx.iter().map(Vec::len).product();
             let mut acc = Accum::new(op, n);
             let mut buf = Vec::new();
-            for ds in sets {
+            for (m, ds) in sets.iter().enumerate() {
                 let id = ds.meta().var_like(first, v).unwrap_or(v);
                 let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
-                arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, 1.0, &mut buf)?;
+                let w = self.weights.map_or(1.0, |w| w[m]);
+                arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
+            }
+            if self.numerator {
+                // -N: the bare (weighted) sums, as NCO 5.1.4's nces and ncra write
+                // them; an element no member has stays missing (NCO writes 0 there).
+                let sums = acc.sums();
+                let (ty, fill, mode) = (pv.out.ty, pv.out_fill, pv.overflow);
+                return Ok(nco_core::kernels::to_values_with(&sums, ty, fill, mode));
             }
             Ok(acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow))
         };

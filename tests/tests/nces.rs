@@ -181,6 +181,71 @@ fn nces_integer_mebs_rounds_like_avg() {
     assert_eq!(value(&out, "k", "%d ", &[]), want);
 }
 
+/// `nces -w`: member weights give Σwx / Σw over the members valid at each element
+/// (v[1]: (-2*1 + 4*2) / 3; integers rounded as every integer mean).
+#[test]
+fn nces_member_weights_give_a_weighted_mean_over_the_valid_members() {
+    let s = Scratch::new();
+    let [m1, m2, m3] = members(&s);
+    let out = s.arg("out.nc");
+    nco("nces")
+        .args(["-O", "-w", "1,2,1", &m1, &m2, &m3, &out])
+        .succeeds();
+    assert_eq!(raw(&out, "v", "%g "), "0.75 2 -999");
+    assert_eq!(value(&out, "k", "%d ", &[]), "2 -4 8");
+}
+
+/// `nces -N`: the (weighted) sums, not divided. An element that no member has stays
+/// missing here; NCO 5.1.4 writes 0 there (README, compatibility notes).
+#[test]
+fn nces_numerator_gives_the_weighted_sums() {
+    let s = Scratch::new();
+    let [m1, m2, m3] = members(&s);
+    let out = s.arg("out.nc");
+    let none = if is_nco() { "0" } else { "-999" };
+    for (w, v, k) in [
+        (Some("1,2,1"), "3 6", "9 -16 31"),
+        (None, "0 2", "7 -11 23"),
+    ] {
+        let mut args = vec!["-O", "-N"];
+        if let Some(w) = w {
+            args.extend(["-w", w]);
+        }
+        nco("nces")
+            .args(&args)
+            .args([&m1, &m2, &m3, &out])
+            .succeeds();
+        assert_eq!(raw(&out, "v", "%g "), format!("{v} {none}"), "{args:?}");
+        assert_eq!(value(&out, "k", "%d ", &[]), k, "{args:?}");
+    }
+}
+
+/// Bad `-w` lists stop with one line naming `-w` and write nothing. NCO 5.1.4 takes
+/// weights with other statistics than the mean and writes wrong values (infinities,
+/// zeros, missing values), and aborts on an assertion when they sum to zero.
+#[test]
+fn nces_bad_member_weights_are_refused() {
+    let s = Scratch::new();
+    let [m1, m2, m3] = members(&s);
+    bad_input(
+        "nces",
+        &["-w", "1,2", &m1, &m2, &m3],
+        "-w",
+        "weight array has 2",
+    );
+    bad_input("nces", &["-w", "1,x,1", &m1, &m2, &m3], "-w", "\"x\"");
+    if !is_nco() {
+        bad_input(
+            "nces",
+            &["-y", "max", "-w", "1,2,1", &m1, &m2, &m3],
+            "-w",
+            "",
+        );
+        bad_input("nces", &["-w", "1,-1,0", &m1, &m2, &m3], "-w", "");
+        bad_input("ncecat", &["-w", "1,2,1", &m1, &m2, &m3], "-w", "");
+    }
+}
+
 // ---------------------------------------------------------------- ncecat reference cases
 
 #[test]
