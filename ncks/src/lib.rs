@@ -19,7 +19,7 @@ use nco_core::extract::{self, RecordChange};
 use nco_core::hyperslab::{HyperslabSpec, Selection};
 use nco_core::output::Existing;
 use nco_core::target::{Output, Target};
-use nco_core::{groups, stations};
+use nco_core::{digest, groups, stations};
 use nco_core::{Error, Result};
 
 use print::{PrintOptions, Style};
@@ -100,6 +100,27 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub gpe: Option<String>,
+    /// Also write the extracted values, unformatted, to this binary file: each
+    /// variable's hyperslab in this machine's byte order, one after the other (fixed
+    /// variables first for a netCDF3 output), as NCO does; needs an output file
+    #[arg(
+        short = 'b',
+        long = "fl_bnr",
+        visible_alias = "binary-file",
+        value_name = "FILE"
+    )]
+    pub binary: Option<PathBuf>,
+    /// MD5 digests of the variables extracted or printed, reported with -D 1 or more
+    /// (`ncks: INFO MD5(var) = ...`, of the values in this machine's byte order)
+    #[arg(long = "md5_dgs", visible_alias = "md5_digest")]
+    pub md5_digest: bool,
+    /// Write each extracted variable's MD5 digest into the output as its `MD5`
+    /// attribute
+    #[arg(
+        long = "md5_wrt_att",
+        visible_aliases = ["md5_write_attribute", "md5_wrt", "md5_write"]
+    )]
+    pub md5_attribute: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub stations: nco_core::stations::StationArgs,
@@ -120,6 +141,14 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let specs = cli.std.slab.specs(prog)?;
     let (input, output) = files(&cli)?;
+    if cli.binary.is_some() && (output.is_none() || cli.stations.list.is_some()) {
+        let why = if output.is_none() {
+            "a binary file is written beside a netCDF output: give an output file"
+        } else {
+            "not supported yet with --list"
+        };
+        return Err(Error::option("-b", why));
+    }
     if let Some(list) = &cli.stations.list {
         return run_list(prog, &argv, &cli, &input, output.as_deref(), list, specs);
     }
@@ -145,7 +174,17 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             let existing = cli.std.common.existing(prog, &out)?;
             let mut target = target(prog, &argv, &cli, &out, existing);
             target.provenance.source = Some(input.clone());
-            extract_to(&target, &cli, &ds, &vars, &sel)?.commit()
+            let binary = match &cli.binary {
+                Some(b) => Some(nco_core::output::TempOutput::new(b, prog)?),
+                None => None,
+            };
+            let (out, plan) = extract_to(&target, &cli, &ds, &vars, &sel)?;
+            if let Some(bin) = binary {
+                write_binary(&ds, &plan, &sel, !cli.std.slab.dims.is_empty(), &bin)?;
+                out.commit()?;
+                return bin.commit();
+            }
+            out.commit()
         }
         None => print_file(&cli, &ds, &vars, &sel, &input),
     }
@@ -187,14 +226,15 @@ fn target(prog: &str, argv: &[OsString], cli: &Cli, out: &Path, existing: Existi
 }
 
 /// Extract `vars` under `sel` from `ds` into `target` (merged into it with `-A`),
-/// with the record-dimension changes asked for; returned for the caller to commit.
+/// with the record-dimension changes asked for and the `--md5_*` digests; returned
+/// for the caller to commit, with its plan.
 fn extract_to(
     target: &Target,
     cli: &Cli,
     ds: &Dataset,
     vars: &[usize],
     sel: &Selection,
-) -> Result<Output> {
+) -> Result<(Output, extract::Plan)> {
     let rec = RecordChange {
         fix: cli.fix_rec_dmn.clone(),
         make: cli.mk_rec_dmn.clone(),
@@ -203,10 +243,51 @@ fn extract_to(
         gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
         groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
     };
-    let plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
+    let mut plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
+    if cli.md5_digest || cli.md5_attribute {
+        let order = digest::copy_order(&plan.meta, !cli.std.slab.dims.is_empty());
+        let digests = digest::digests(ds, &plan, sel, &order)?;
+        report_digests(&plan.meta, &digests);
+        if cli.md5_attribute {
+            digest::put_md5_attributes(&mut plan.meta, &digests);
+        }
+    }
     let mut out = Output::create(target, plan.meta.clone())?;
     out.copy_plan(ds, &plan, sel)?;
-    Ok(out)
+    Ok((out, plan))
+}
+
+/// `ncks: INFO MD5(var) = digest` for each digest, with `-D 1` or more (NCO's words).
+fn report_digests(meta: &nco_core::model::Meta, digests: &[(usize, String)]) {
+    if cli::debug_level() >= 1 {
+        eprintln!("ncks: INFO Will perform MD5 digests of input and output hyperslabs");
+        for (i, d) in digests {
+            eprintln!("ncks: INFO MD5({}) = {d}", meta.var_ref(*i));
+        }
+    }
+}
+
+/// ncks's `-b`: the extracted values of `plan`'s variables, in NCO's order, into the
+/// temporary binary file `bin` (renamed by the caller after the netCDF output).
+///
+/// Errors: an NC_STRING variable, write errors (naming the file).
+fn write_binary(
+    ds: &Dataset,
+    plan: &extract::Plan,
+    sel: &Selection,
+    slabbed: bool,
+    bin: &nco_core::output::TempOutput,
+) -> Result<()> {
+    let name = bin.dest().display().to_string();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .create(true)
+        .open(bin.path())
+        .map_err(|e| Error::io(&name, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let order = digest::copy_order(&plan.meta, slabbed);
+    digest::write_binary(ds, plan, sel, &order, &mut w, &name)
 }
 
 fn print_file(
@@ -262,6 +343,14 @@ fn print_file(
     };
     if cli.check_nan {
         return print::check_nan(ds, vars, sel);
+    }
+    if cli.md5_digest || cli.md5_attribute {
+        // The printed variables are digested in the order printed (NCO 5.1.4).
+        let plan = extract::Plan {
+            meta: ds.meta().clone(),
+            src: (0..ds.meta().vars.len()).collect(),
+        };
+        report_digests(ds.meta(), &digest::digests(ds, &plan, sel, vars)?);
     }
     if cli.std.common.quiet {
         return Ok(());
@@ -377,7 +466,7 @@ fn many_files(
         },
         &|_, (st, vars, sel, target)| {
             extract_to(&target, cli, ds, &vars, &sel)
-                .and_then(Output::finish)
+                .and_then(|(out, _)| out.finish())
                 .map_err(on_line(st.line))
         },
     )

@@ -203,6 +203,8 @@ pub trait NcNum:
     fn write_be(self, out: &mut [u8]);
     /// Decode one native-endian element.
     fn from_ne(b: &[u8]) -> Self;
+    /// Append the element's native-endian bytes to `out`.
+    fn extend_ne(self, out: &mut Vec<u8>);
     /// The overflow-safe conversion, the project's rule wherever a computed f64 becomes an
     /// element of an output (averages, sums, differences, packed and unpacked values,
     /// casts): integer types round as [`NcNum::from_f64`] does (nearest, ties to even)
@@ -309,6 +311,8 @@ macro_rules! impl_nc_num {
                 a.copy_from_slice(b);
                 <$t>::from_ne_bytes(a)
             }
+            #[inline]
+            fn extend_ne(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()); }
             fn into_values(v: Vec<Self>) -> Values { Values::$variant(v) }
             fn slice_of(v: &Values) -> Option<&[Self]> {
                 if let Values::$variant(x) = v { Some(x) } else { None }
@@ -557,6 +561,24 @@ impl Values {
             char c => Values::Char(c[r].to_vec());
             string s => Values::Str(s[r].to_vec()))
     }
+
+    /// Append the elements to `out` in this machine's byte order, as a C program holds
+    /// them in memory (NCO's `-b` binary files and `--md5_dgs` digests are of those
+    /// bytes); NC_CHAR as its bytes. Returns false, appending nothing, for NC_STRING,
+    /// which has no fixed-size form.
+    pub fn encode_ne(&self, out: &mut Vec<u8>) -> bool {
+        fn enc<T: NcNum>(x: &[T], out: &mut Vec<u8>) -> bool {
+            out.reserve(x.len() * T::SIZE);
+            for &e in x {
+                e.extend_ne(out);
+            }
+            true
+        }
+        dispatch!(self, v => enc(v, out); char c => {
+            out.extend_from_slice(c);
+            true
+        }; string _s => false)
+    }
 }
 
 fn elem_type<T: NcNum>(_: &[T]) -> NcType {
@@ -566,6 +588,18 @@ fn elem_type<T: NcNum>(_: &[T]) -> NcType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn native_bytes_are_the_in_memory_elements() {
+        let mut out = Vec::new();
+        assert!(Values::Short(vec![1, -2]).encode_ne(&mut out));
+        assert!(Values::Char(b"ab".to_vec()).encode_ne(&mut out));
+        let mut want = [1i16.to_ne_bytes(), (-2i16).to_ne_bytes()].concat();
+        want.extend_from_slice(b"ab");
+        assert_eq!(out, want);
+        assert!(!Values::Str(vec!["x".into()]).encode_ne(&mut out));
+        assert_eq!(out.len(), 6, "a string appends nothing");
+    }
 
     #[test]
     fn codes_round_trip() {

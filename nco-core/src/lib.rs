@@ -76,7 +76,7 @@ pub use nco_base::{Error, Result};
 pub use nco_io::{classic, dataset, nc4, output};
 pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
-pub use plan::{arith, edit, extract, pair, progress, target};
+pub use plan::{arith, digest, edit, extract, pair, progress, target};
 pub use rules::{
     attedit, calendar, cfmt, chunking, fill, groups, hyperslab, multifile, names, packing, rename,
     select, stations,

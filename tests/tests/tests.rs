@@ -15,6 +15,7 @@ mod casts;
 mod cf_reduce;
 mod dap;
 mod differential;
+mod digests;
 mod edge;
 mod faults;
 mod fixed;

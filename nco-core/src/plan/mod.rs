@@ -5,6 +5,7 @@
 //! [`crate::rules`] and the lower crates, never [`crate::cli`].
 
 pub mod arith;
+pub mod digest;
 pub mod edit;
 pub mod extract;
 pub mod pair;
