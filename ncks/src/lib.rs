@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
+use nco_core::calendar::DateStyle;
 use nco_core::cfmt::{unescape_noting, CFormat};
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
@@ -100,6 +101,23 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub gpe: Option<String>,
+    /// CDL printing: values of variables with time units (`<unit> since <date>`)
+    /// printed as dates in their calendar
+    #[arg(long = "cal", visible_alias = "calendar")]
+    pub calendar: bool,
+    /// Date format of --cal (1-3 imply it): 0 or 1 `1964-03-13 21:09:00` (the date
+    /// alone at midnight), 2 `1964-03-13 21:09:00.000000`, 3 ISO 8601
+    /// `1964-03-13T21:09:00.000000`
+    #[arg(long = "dt_fmt", visible_alias = "date_format", value_name = "0-3",
+          value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub date_format: Option<u8>,
+    /// Print into this file instead of standard output
+    #[arg(long = "prn_fl", visible_alias = "print_file", value_name = "FILE")]
+    pub print_file: Option<PathBuf>,
+    /// Printing: show every dimension of the printed groups, used or not (outputs keep
+    /// only the dimensions of their variables, as in NCO 5.1.4)
+    #[arg(long = "rad", visible_alias = "retain_all_dimensions")]
+    pub all_dims: bool,
     /// Also write the extracted values, unformatted, to this binary file: each
     /// variable's hyperslab in this machine's byte order, one after the other (fixed
     /// variables first for a netCDF3 output), as NCO does; needs an output file
@@ -141,6 +159,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let specs = cli.std.slab.specs(prog)?;
     let (input, output) = files(&cli)?;
+    if cli.print_file.is_some() && output.is_some() {
+        return Err(Error::option(
+            "--prn_fl",
+            "nothing is printed when an output file is given",
+        ));
+    }
     if cli.binary.is_some() && (output.is_none() || cli.stations.list.is_some()) {
         let why = if output.is_none() {
             "a binary file is written beside a netCDF output: give an output file"
@@ -340,6 +364,14 @@ fn print_file(
             .map(|s| Path::new(s).display().to_string())
             .unwrap_or_default(),
         groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
+        // --dt_fmt 1-3 implies --cal; 0 is the default form, only with --cal (NCO).
+        dates: match (cli.calendar, cli.date_format) {
+            (_, Some(2)) => Some(DateStyle::Micro),
+            (_, Some(3)) => Some(DateStyle::Iso),
+            (_, Some(1)) | (true, _) => Some(DateStyle::Short),
+            (false, _) => None,
+        },
+        all_dims: cli.all_dims,
     };
     if cli.check_nan {
         return print::check_nan(ds, vars, sel);
@@ -354,6 +386,16 @@ fn print_file(
     }
     if cli.std.common.quiet {
         return Ok(());
+    }
+    if let Some(path) = &cli.print_file {
+        // Written through a temporary file: a failed print leaves no half file.
+        let tmp = nco_core::output::TempOutput::new(path, "ncks")?;
+        let name = path.display().to_string();
+        let file = std::fs::File::create(tmp.path()).map_err(|e| Error::io(&name, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        print::print(ds, vars, sel, &opts, &mut out)?;
+        out.flush().map_err(|e| Error::io(&name, e))?;
+        return tmp.commit();
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use nco_core::calendar::{DateStyle, TimeUnits};
 use nco_core::cfmt::{format_g, Arg, CFormat};
 use nco_core::dataset::Dataset;
 use nco_core::hyperslab::Selection;
@@ -51,6 +52,10 @@ pub struct PrintOptions {
     /// Groups shown even when none of their variables is printed (with their
     /// attributes): those `-g` selects when no `-v` is given, as in a copy.
     pub groups: Vec<usize>,
+    /// `--cal` / `--dt_fmt`: CDL data of variables with time units as dates.
+    pub dates: Option<DateStyle>,
+    /// `--rad`: every dimension of a printed group, used or not.
+    pub all_dims: bool,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -754,8 +759,13 @@ impl<'a> Tree<'a> {
 }
 
 /// Dimensions of group `g` that the printed variables use (of any group), in the
-/// file's order.
-fn group_dims(m: &Meta, vars: &[usize], g: usize) -> Vec<usize> {
+/// file's order; all of them with `--rad` (`all`).
+fn group_dims(m: &Meta, vars: &[usize], g: usize, all: bool) -> Vec<usize> {
+    if all {
+        return (0..m.dims.len())
+            .filter(|&d| m.dims[d].group == g)
+            .collect();
+    }
     let mut ds: Vec<usize> = vars
         .iter()
         .flat_map(|&v| m.vars[v].dims.iter().copied())
@@ -767,8 +777,8 @@ fn group_dims(m: &Meta, vars: &[usize], g: usize) -> Vec<usize> {
 }
 
 /// [`group_dims`] sorted by name (CDL's order).
-fn used_dims(m: &Meta, vars: &[usize], g: usize) -> Vec<usize> {
-    let mut ds = group_dims(m, vars, g);
+fn used_dims(m: &Meta, vars: &[usize], g: usize, all: bool) -> Vec<usize> {
+    let mut ds = group_dims(m, vars, g, all);
     ds.sort_by(|&a, &b| m.dims[a].name.as_bytes().cmp(m.dims[b].name.as_bytes()));
     ds
 }
@@ -803,7 +813,7 @@ fn cdl_group(
     let m = ds.meta();
     let ind = "  ".repeat(m.depth(g) + 1);
     let w = |out: &mut dyn Write, s: std::fmt::Arguments| writeln!(out, "{s}").map_err(io);
-    let dims = used_dims(m, vars, g);
+    let dims = used_dims(m, vars, g, o.all_dims);
     let gvars = tree.vars_in(vars, g);
     if !dims.is_empty() {
         w(out, format_args!("{ind}dimensions:"))?;
@@ -877,9 +887,29 @@ fn cdl_group(
     Ok(())
 }
 
-fn cdl_value(vals: &Values, i: usize, fill: &Option<Values>, o: &PrintOptions) -> String {
+/// The variable of `v`'s group whose `bounds` or `climatology` attribute names `v`.
+fn bounded_by(m: &Meta, v: usize) -> Option<&Var> {
+    let var = &m.vars[v];
+    m.vars.iter().find(|c| {
+        c.group == var.group
+            && ["bounds", "climatology"]
+                .iter()
+                .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
+    })
+}
+
+fn cdl_value(
+    vals: &Values,
+    i: usize,
+    fill: &Option<Values>,
+    o: &PrintOptions,
+    dates: Option<&(TimeUnits, DateStyle)>,
+) -> String {
     if is_missing(vals, i, fill) && !o.no_blank {
         return "_".into();
+    }
+    if let Some(date) = dates.and_then(|(u, st)| u.format_value(vals.get_f64(i)?, *st)) {
+        return format!("\"{date}\"");
     }
     match (&o.format, vals) {
         (Some(f), _) => f.format(Arg::of(vals, i)),
@@ -904,6 +934,19 @@ fn cdl_var_data(
     let var = &m.vars[v];
     let idx = sel.for_var(m, v);
     let fill = fill_of(var);
+    // --cal: the values of a numeric variable with time units, as dates (NCO 5.1.4);
+    // a bounds variable without units takes its coordinate's (CF §7.1).
+    let dates = o.dates.filter(|_| var.ty.is_numeric()).and_then(|st| {
+        let owner = if var.attr("units").is_some() {
+            var
+        } else {
+            bounded_by(m, v)?
+        };
+        let units = owner.attr_text("units")?;
+        let u = TimeUnits::parse(&units, owner.attr_text("calendar").as_deref())?;
+        Some((u, st))
+    });
+    let dates = dates.as_ref();
     let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let lead = format!("{ind}  ");
     write!(out, "{lead}{} = ", var.name).map_err(io)?;
@@ -943,7 +986,7 @@ fn cdl_var_data(
         for_each_block(ds, v, &idx, |vals| {
             for i in 0..vals.len() {
                 let sep = if first { "" } else { ", " };
-                write!(out, "{sep}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
+                write!(out, "{sep}{}", cdl_value(vals, i, &fill, o, dates)).map_err(io)?;
                 first = false;
             }
             Ok(())
@@ -959,7 +1002,7 @@ fn cdl_var_data(
                     (false, _) => ", ",
                 };
                 let pad = if i % row == 0 { lead.as_str() } else { "" };
-                write!(out, "{sep}{pad}{}", cdl_value(vals, i, &fill, o)).map_err(io)?;
+                write!(out, "{sep}{pad}{}", cdl_value(vals, i, &fill, o, dates)).map_err(io)?;
                 first = false;
             }
             Ok(())
@@ -1173,7 +1216,7 @@ fn json_group(
         write!(out, "{sep}{ind}\"{name}\": {{").map_err(io)
     };
     write!(out, "{{").map_err(io)?;
-    let dims: Vec<String> = group_dims(m, vars, g)
+    let dims: Vec<String> = group_dims(m, vars, g, o.all_dims)
         .iter()
         .map(|&d| format!("{ind}  {}: {}", json_string(&m.dims[d].name), sel.len(m, d)))
         .collect();

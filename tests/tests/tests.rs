@@ -41,6 +41,7 @@ mod ncrename;
 mod ncwa;
 mod options;
 mod paths;
+mod print_options;
 mod printing;
 mod selection;
 mod stations;

@@ -275,6 +275,56 @@ impl TimeUnits {
     }
 }
 
+/// How ncks `--cal` prints dates (`--dt_fmt`, NCO 5.1.4's forms, measured).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateStyle {
+    /// `--dt_fmt 0` or `1` (and `--cal` alone): `1964-03-13` at midnight,
+    /// `1964-03-13 21:09:00` at a whole second, `2000-01-01 00:00:0.5000000` (the
+    /// seconds with 7 decimals, unpadded, as NCO prints them) otherwise.
+    Short,
+    /// `--dt_fmt 2`: `1964-03-13 21:09:00.000000`.
+    Micro,
+    /// `--dt_fmt 3`: ISO 8601, `1964-03-13T21:09:00.000000`.
+    Iso,
+}
+
+impl TimeUnits {
+    /// Value `x` (in these units) as a date in the calendar, printed in `style`;
+    /// `None` for a value that is not finite or lies beyond a billion days, or a
+    /// reference date the calendar lacks. The time of day is rounded to the style's
+    /// last decimal (a rounding to midnight moves to the next day).
+    pub fn format_value(&self, x: f64, style: DateStyle) -> Option<String> {
+        let r = &self.reference;
+        let day0 = self.calendar.day(r.year, r.month, r.day)?;
+        let secs = r.seconds + x * self.unit_seconds;
+        let mut days = (secs / 86_400.0).floor();
+        if !days.is_finite() || days.abs() > 1e9 {
+            return None;
+        }
+        let scale = match style {
+            DateStyle::Short => 1e7,
+            DateStyle::Micro | DateStyle::Iso => 1e6,
+        };
+        let mut tod = ((secs - days * 86_400.0) * scale).round() / scale;
+        if tod >= 86_400.0 {
+            days += 1.0;
+            tod = 0.0;
+        }
+        let (y, mo, d) = self.calendar.date(day0 + days as i64);
+        let date = format!("{y:04}-{mo:02}-{d:02}");
+        let (h, rest) = ((tod / 3600.0).floor(), tod % 3600.0);
+        let (mi, sec) = ((rest / 60.0).floor(), rest % 60.0);
+        let hm = format!("{h:02}:{mi:02}");
+        Some(match style {
+            DateStyle::Short if tod == 0.0 => date,
+            DateStyle::Short if sec.fract() == 0.0 => format!("{date} {hm}:{sec:02}"),
+            DateStyle::Short => format!("{date} {hm}:{sec:.7}"),
+            DateStyle::Micro => format!("{date} {hm}:{sec:09.6}"),
+            DateStyle::Iso => format!("{date}T{hm}:{sec:09.6}"),
+        })
+    }
+}
+
 /// A conversion of time values from one file's units and calendar to another's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TimeConversion {
@@ -397,6 +447,64 @@ impl TimeConversion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NCO 5.1.4's `ncks --cal` / `--dt_fmt` prints of its test file's variables.
+    #[test]
+    fn values_print_as_nco_prints_them_with_cal() {
+        let p = |units: &str, cal: Option<&str>, x: f64, style: DateStyle| {
+            TimeUnits::parse(units, cal)
+                .and_then(|u| u.format_value(x, style))
+                .unwrap_or_default()
+        };
+        let tz = "days since 1964-03-12 12:09:00 -9:00";
+        assert_eq!(p(tz, None, 1.0, DateStyle::Short), "1964-03-13 21:09:00");
+        assert_eq!(
+            p(tz, None, 1.0, DateStyle::Micro),
+            "1964-03-13 21:09:00.000000"
+        );
+        assert_eq!(
+            p(tz, None, 1.0, DateStyle::Iso),
+            "1964-03-13T21:09:00.000000"
+        );
+        let hours = "hours since 1900-01-01 00:00:0.0";
+        assert_eq!(
+            p(hours, None, 876_018.0, DateStyle::Short),
+            "1999-12-08 18:00:00"
+        );
+        assert_eq!(p(hours, None, 876_024.0, DateStyle::Short), "1999-12-09");
+        let d = "days since 2013-01-01";
+        assert_eq!(p(d, Some("360_day"), 59.0, DateStyle::Short), "2013-02-30");
+        assert_eq!(p(d, Some("366_day"), 59.0, DateStyle::Short), "2013-02-29");
+        assert_eq!(p(d, Some("julian"), 59.0, DateStyle::Short), "2013-03-01");
+        assert_eq!(
+            p(
+                "days since 1964-2-28",
+                Some("360_day"),
+                1.0,
+                DateStyle::Short
+            ),
+            "1964-02-29"
+        );
+        let s = "seconds since 2000-01-01";
+        assert_eq!(
+            p(s, None, 0.5, DateStyle::Short),
+            "2000-01-01 00:00:0.5000000"
+        );
+        assert_eq!(
+            p(s, None, 59.9999, DateStyle::Micro),
+            "2000-01-01 00:00:59.999900"
+        );
+        assert_eq!(
+            p(s, None, 1e-7, DateStyle::Micro),
+            "2000-01-01 00:00:00.000000"
+        );
+        assert_eq!(
+            p(s, None, 86_399.999_999_9, DateStyle::Micro),
+            "2000-01-02 00:00:00.000000"
+        );
+        assert_eq!(p(s, None, f64::NAN, DateStyle::Short), "");
+        assert_eq!(p(s, None, 1e300, DateStyle::Short), "");
+    }
 
     #[test]
     fn nco_time_udunits_values() {

@@ -1,0 +1,208 @@
+//! ncks printing options: `--cal` / `--dt_fmt` (time values as dates), `--rad` (every
+//! dimension), `--prn_fl` (print into a file). Expected lines are NCO 5.1.4's prints of
+//! the small file below (`NCO_RS_BIN_DIR=/usr/bin` runs the same checks against it).
+
+use crate::common::cdl;
+use nco_tests::{is_nco, nco, Scratch};
+
+/// Time variables in three calendars and forms: a coordinate with a time zone and its
+/// bounds (which take its units, CF §7.1), a 360-day calendar, seconds with a fill
+/// value and fractions, and a variable that is not time.
+const CAL: &str = r#"netcdf cal {
+dimensions: time = UNLIMITED ; nv = 2 ; n = 3 ;
+variables:
+  double time(time) ; time:units = "days since 1964-03-12 12:09:00 -9:00" ;
+    time:calendar = "gregorian" ; time:bounds = "time_bnds" ;
+  double time_bnds(time, nv) ;
+  double t360(n) ; t360:units = "days since 2013-01-01" ; t360:calendar = "360_day" ;
+  double s(n) ; s:units = "seconds since 2000-01-01" ; s:_FillValue = -1. ;
+  double h(n) ; h:units = "hours since 1900-01-01 00:00:0.0" ;
+  float x(n) ; x:units = "K" ;
+data:
+  time = 1, 2 ; time_bnds = 0.5, 1.5, 1.5, 2.5 ;
+  t360 = 58, 59, 60 ; s = 0.5, -1, 86399.5 ; h = 876018, 876024, 876030 ; x = 1, 2, 3 ;
+}"#;
+
+/// The data lines (`name = ...` and the rows below them) of `ncks ARGS -H file`.
+fn data_lines(args: &[&str], file: &str) -> String {
+    let r = nco("ncks").args(args).args(["-H", file]).succeeds();
+    let data = r.stdout.split("data:").nth(1).unwrap_or_default();
+    data.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('}'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn cal_prints_time_values_as_dates_in_their_calendar() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let want = [
+        r#"h = "1999-12-08 18:00:00", "1999-12-09", "1999-12-09 06:00:00" ;"#,
+        r#"s = "2000-01-01 00:00:0.5000000", _, "2000-01-01 23:59:59.5000000" ;"#,
+        r#"t360 = "2013-02-29", "2013-02-30", "2013-03-01" ;"#,
+        r#"time = "1964-03-13 21:09:00", "1964-03-14 21:09:00" ;"#,
+        "time_bnds =",
+        r#""1964-03-13 09:09:00", "1964-03-14 09:09:00","#,
+        r#""1964-03-14 09:09:00", "1964-03-15 09:09:00" ;"#,
+        "x = 1, 2, 3 ;",
+    ]
+    .join("\n");
+    assert_eq!(data_lines(&["--cal"], &f), want);
+    assert_eq!(
+        data_lines(&["--dt_fmt=1"], &f),
+        want,
+        "--dt_fmt 1 implies --cal"
+    );
+    assert_eq!(data_lines(&["--cal", "--dt_fmt=0"], &f), want);
+    // --dt_fmt 0 alone is the default form without --cal: numbers.
+    assert!(data_lines(&["--dt_fmt=0"], &f).contains("t360 = 58, 59, 60 ;"));
+    let micro = data_lines(&["--dt_fmt=2", "-v", "s"], &f);
+    assert_eq!(
+        micro,
+        r#"s = "2000-01-01 00:00:00.500000", _, "2000-01-01 23:59:59.500000" ;"#
+    );
+    let iso = data_lines(&["--dt_fmt=3", "-v", "t360"], &f);
+    assert_eq!(
+        iso,
+        r#"t360 = "2013-02-29T00:00:00.000000", "2013-02-30T00:00:00.000000", "2013-03-01T00:00:00.000000" ;"#
+    );
+    // Traditional lines keep the numbers, as NCO's.
+    let trd = nco("ncks")
+        .args(["--cal", "--trd", "-H", "-C", "-v", "t360", &f])
+        .succeeds();
+    assert!(trd.stdout.contains("t360[0]=58"), "{}", trd.stdout);
+}
+
+/// NCO 5.1.4 computes the dates of NC_FLOAT values in single precision: `1.f` days
+/// since 1964-03-12 12:09:00 -9:00 prints as 21:09:20, its float bounds 0.5 as
+/// 09:08:16. Ours are exact (README, compatibility notes).
+#[test]
+fn cal_dates_of_float_values_are_exact() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "flt",
+        r#"netcdf flt { dimensions: time = 1 ; nv = 2 ;
+        variables: float time(time) ; time:units = "days since 1964-03-12 12:09:00 -9:00" ;
+        time:bounds = "tb" ; float tb(time, nv) ;
+        data: time = 1 ; tb = 0.5, 1.5 ; }"#,
+    );
+    let want = if is_nco() {
+        "tb =\n\"1964-03-13 09:08:16\", \"1964-03-14 09:08:16\" ;\ntime = \"1964-03-13 21:09:20\" ;"
+    } else {
+        "tb =\n\"1964-03-13 09:09:00\", \"1964-03-14 09:09:00\" ;\ntime = \"1964-03-13 21:09:00\" ;"
+    };
+    assert_eq!(data_lines(&["--cal"], &f), want);
+}
+
+/// A duration (`units = "second"`, no `since`) is not a date: ours prints its numbers;
+/// NCO 5.1.4 prints dates counted from UDUnits' origin, 2001-01-01 (README).
+#[test]
+fn cal_leaves_durations_as_numbers() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "dur",
+        r#"netcdf dur { dimensions: n = 2 ; variables: double d(n) ; d:units = "second" ;
+        data: d = 1, 2 ; }"#,
+    );
+    let want = if is_nco() {
+        r#"d = "2001-01-01 00:00:01", "2001-01-01 00:00:02" ;"#
+    } else {
+        "d = 1, 2 ;"
+    };
+    assert_eq!(data_lines(&["--cal"], &f), want);
+}
+
+/// A text attribute with newlines prints whole, in one CDL string, with or without
+/// `--cal`; NCO 5.1.4 prints `"",` and the last line, dropping the first (README).
+#[test]
+fn text_attributes_with_newlines_print_whole() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "att",
+        r#"netcdf att { variables: int i ; i:note = "one\ntwo\n" ; data: i = 1 ; }"#,
+    );
+    let header = |args: &[&str]| nco("ncks").args(args).args(["-m", &f]).succeeds().stdout;
+    let want = if is_nco() {
+        "i:note = \"\",\n        \"two\\n\" ;"
+    } else {
+        r#"i:note = "one\ntwo\n" ;"#
+    };
+    for args in [&[][..], &["--cal"]] {
+        let h = header(args);
+        assert!(h.contains(want), "{args:?}: {h}");
+    }
+}
+
+#[test]
+fn bad_date_format_is_refused() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    if !is_nco() {
+        // NCO 5.1.4 takes --dt_fmt=4 and prints binary garbage.
+        nco("ncks")
+            .args(["--dt_fmt=4", "-H", &f])
+            .run()
+            .clean_failure("--dt_fmt");
+    }
+}
+
+#[test]
+fn rad_prints_every_dimension() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let dims = |args: &[&str]| {
+        let r = nco("ncks").args(args).args(["-v", "x", &f]).succeeds();
+        let head = r
+            .stdout
+            .split("variables:")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        head.lines()
+            .filter(|l| l.contains(" = "))
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(dims(&[]), "n = 3 ;");
+    assert_eq!(
+        dims(&["--rad"]),
+        "n = 3 ; nv = 2 ; time = UNLIMITED ; // (2 currently)"
+    );
+    let json = nco("ncks")
+        .args(["--rad", "--json", "-v", "x", &f])
+        .succeeds();
+    assert!(json.stdout.contains("\"nv\": 2"), "{}", json.stdout);
+}
+
+#[test]
+fn prn_fl_prints_into_the_file_and_nothing_on_standard_output() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let file = s.arg("printed.txt");
+    let r = nco("ncks")
+        .args(["--prn_fl", &file, "-H", "-v", "x", &f])
+        .succeeds();
+    assert_eq!(r.stdout, "");
+    let printed = std::fs::read_to_string(&file).expect("printed file");
+    let direct = nco("ncks").args(["-H", "-v", "x", &f]).succeeds();
+    assert_eq!(printed, direct.stdout);
+    if !is_nco() {
+        let missing = s.arg("no/such/dir/p.txt");
+        nco("ncks")
+            .args(["--prn_fl", &missing, "-v", "x", &f])
+            .run()
+            .clean_failure("no/such/dir");
+        // Nothing is printed when an output file is given.
+        let out = s.arg("out.nc");
+        nco("ncks")
+            .args(["--prn_fl", &file, "-v", "x", &f, &out])
+            .run()
+            .clean_failure("--prn_fl");
+    }
+}
