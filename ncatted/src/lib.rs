@@ -19,7 +19,7 @@ use nco_core::Result;
 #[command(
     name = "ncatted",
     about = "netCDF Attribute Editor: append, create, delete, modify, overwrite attributes of a file, in place or into a new one (NCO-compatible)",
-    after_help = "Modes: a append, c create, d delete, m modify, n append if present, o overwrite, p prepend.\nTypes: f d l|i s c b, and for netCDF-4/CDF5 ub us u ll ull sng (or float, double, int, ...).\nvar_nm: empty for every variable, global (or group) for the global attributes, a regular expression, or a name.\natt_nm: empty for every attribute; a regular expression in modes d, m, n.\nText values keep their commas and translate \\n \\t \\\\ \\\" ... ; other values are comma-separated lists.\nA new _FillValue given by m or o also rewrites the data holding the old one (as NCO does).\n\nExamples:\n  ncatted -a units,T,o,c,K in.nc                      in place\n  ncatted -a history,global,d,, in.nc out.nc           into out.nc\n  ncatted -a _FillValue,,o,f,-999 -t in.nc             every float variable\n  ncatted -a valid_range,u,o,s,-10,10 in.nc\n\nNot yet: groups below the root group (netCDF-4), --gaa/--glb, -l/-R/--hpss remote files."
+    after_help = "Modes: a append, c create, d delete, m modify, n append if present, o overwrite, p prepend.\nTypes: f d l|i s c b, and for netCDF-4/CDF5 ub us u ll ull sng (or float, double, int, ...).\nvar_nm: empty for every variable, global (or group) for the global attributes, a regular expression, or a name.\natt_nm: empty for every attribute; a regular expression in modes d, m, n.\nText values keep their commas and translate \\n \\t \\\\ \\\" ... ; other values are comma-separated lists.\nA new _FillValue given by m or o also rewrites the data holding the old one (as NCO does).\n\nExamples:\n  ncatted -a units,T,o,c,K in.nc                      in place\n  ncatted -a history,global,d,, in.nc out.nc           into out.nc\n  ncatted -a _FillValue,,o,f,-999 -t in.nc             every float variable\n  ncatted -a valid_range,u,o,s,-10,10 in.nc\n\nGroups: a name stands for that attribute or variable in every group, a path for one.\n--gaa NAME=VALUE adds global text attributes (alone, too).\nNot yet: -l/-R/--hpss remote files."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -50,9 +50,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let notes: Vec<&String> = cli.attributes.iter().flat_map(|a| &a.notes).collect();
     let edits: Vec<_> = cli.attributes.iter().map(|a| a.edit.clone()).collect();
-    if edits.is_empty() {
+    if edits.is_empty() && cli.edit.gaa.global_attrs.is_empty() {
         return Err(nco_core::Error::msg(
-            "nothing to edit: give -a att_nm,var_nm,mode,att_type,att_val (try --help)",
+            "nothing to edit: give -a att_nm,var_nm,mode,att_type,att_val or --gaa (try --help)",
         ));
     }
     let (input, output) = cli.edit.input_and_output(prog)?;

@@ -18,7 +18,7 @@ use nco_core::Result;
 #[command(
     name = "ncrename",
     about = "netCDF Renamer: rename dimensions, variables and attributes of a file, in place or into a new one (NCO-compatible)",
-    after_help = "A leading . makes an old name optional (absent: skipped, not an error). Old names are the file's own, before any rename.\n\nExamples:\n  ncrename -v p,pressure -v .t,temperature in.nc      in place; t need not exist\n  ncrename -d lon,longitude -v lon,longitude in.nc    a dimension and its coordinate\n  ncrename -a u@long_name,largo_nombre in.nc out.nc   one variable's attribute, into out.nc\n  ncrename -a .units,UNITS -a global@title,TITLE in.nc\n\nNot yet: groups below the root group (netCDF-4), -l/-R/--hpss remote files, --gaa."
+    after_help = "A leading . makes an old name optional (absent: skipped, not an error). Old names are the file's own, before any rename.\n\nExamples:\n  ncrename -v p,pressure -v .t,temperature in.nc      in place; t need not exist\n  ncrename -d lon,longitude -v lon,longitude in.nc    a dimension and its coordinate\n  ncrename -a u@long_name,largo_nombre in.nc out.nc   one variable's attribute, into out.nc\n  ncrename -a .units,UNITS -a global@title,TITLE in.nc\n\nGroups: a name stands for that object in every group, a path for one; -g renames groups.\n--gaa NAME=VALUE adds global text attributes beside the renames.\nNot yet: -l/-R/--hpss remote files."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -64,6 +64,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     .cloned()
     .collect();
     if renames.is_empty() {
+        // --gaa alone is refused too, as by NCO 5.1.4 (use ncatted).
         return Err(nco_core::Error::msg(
             "nothing to rename: give -v, -d, -a or -g old,new (try --help)",
         ));

@@ -452,3 +452,33 @@ fn in_place_when_the_header_has_room_else_a_new_file() {
         .run()
         .clean_failure("out.nc");
 }
+
+/// `--gaa name=value` beside `-a` edits adds global text attributes, as NCO's does.
+#[test]
+fn gaa_adds_global_attributes_beside_the_edits() {
+    let (_s, ours) = same_as_nco(&[
+        "-h",
+        "--gaa",
+        "project=test#run=2",
+        "-a",
+        "units,lat,o,c,deg",
+    ]);
+    let header = ncdump(&["-h"], &ours);
+    for line in [
+        ":project = \"test\" ;",
+        ":run = \"2\" ;",
+        "lat:units = \"deg\" ;",
+    ] {
+        assert!(header.contains(line), "{line} in\n{header}");
+    }
+}
+
+/// `--gaa` alone adds the attributes, as NCO's does.
+#[test]
+fn gaa_alone_adds_global_attributes() {
+    let s = Scratch::new();
+    let f = s.copy_fixture("f.nc");
+    nco("ncatted").args(["-h", "--glb", "k=v", &f]).succeeds();
+    let header = ncdump(&["-h"], &f);
+    assert!(header.contains(":k = \"v\" ;"), "{header}");
+}

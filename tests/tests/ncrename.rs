@@ -366,3 +366,27 @@ fn bad_renames_are_one_line_errors_and_change_nothing() {
     assert_same_bytes(Path::new(&f), &before);
     assert_eq!(s.files(), ["f.nc"]);
 }
+
+/// `--gaa name=value` adds global text attributes beside the renames, as NCO's does;
+/// alone it is refused (nothing to rename), as by NCO.
+#[test]
+fn gaa_adds_global_attributes_beside_renames() {
+    let s = Scratch::new();
+    let (f, out) = (s.copy_fixture("f.nc"), s.arg("out.nc"));
+    nco("ncrename")
+        .args(["-h", "--gaa", "k=v#j=w", "-v", "PS,ps", &f, &out])
+        .succeeds();
+    let header = ncdump(&["-h"], &out);
+    for line in ["float ps(", ":k = \"v\" ;", ":j = \"w\" ;"] {
+        assert!(header.contains(line), "{line} in\n{header}");
+    }
+    let want = if is_nco() {
+        "must specify something"
+    } else {
+        "nothing to rename"
+    };
+    nco("ncrename")
+        .args(["-h", "--gaa", "k=v", &f])
+        .run()
+        .clean_failure(want);
+}

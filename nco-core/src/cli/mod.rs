@@ -82,15 +82,9 @@ pub struct CommonArgs {
         value_name = "N"
     )]
     pub threads: Option<usize>,
-    /// Add (or replace) a global text attribute of the output: NAME=VALUE, several
-    /// joined by '#' (repeatable)
-    #[arg(
-        long = "gaa",
-        visible_aliases = ["glb", "glb_att_add"],
-        value_name = "NAME=VALUE",
-        value_parser = parse_global_attrs
-    )]
-    pub global_attrs: Vec<GlobalAttrs>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub gaa: GlobalAttrArgs,
     /// Accepted for NCO compatibility; the output still goes through a temporary file
     /// in its own folder, renamed on success (free, and a failed run never leaves a
     /// half-written output)
@@ -207,12 +201,29 @@ pub fn target(
             input_list: None,
             threads: common.threads,
             source: None,
-            global_attrs: common
-                .global_attrs
-                .iter()
-                .flat_map(|g| g.0.clone())
-                .collect(),
+            global_attrs: common.gaa.pairs(),
         },
+    }
+}
+
+/// `--gaa` (`--glb`, `--glb_att_add`), in every operator that writes a file.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalAttrArgs {
+    /// Add (or replace) a global text attribute of the output: NAME=VALUE, several
+    /// joined by '#' (repeatable)
+    #[arg(
+        long = "gaa",
+        visible_aliases = ["glb", "glb_att_add"],
+        value_name = "NAME=VALUE",
+        value_parser = parse_global_attrs
+    )]
+    pub global_attrs: Vec<GlobalAttrs>,
+}
+
+impl GlobalAttrArgs {
+    /// Every (name, value) given, in order.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.global_attrs.iter().flat_map(|g| g.0.clone()).collect()
     }
 }
 
@@ -299,6 +310,9 @@ pub struct EditArgs {
     /// Print the version and the libraries in use (as -r), then exit
     #[arg(long = "version")]
     pub version: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub gaa: GlobalAttrArgs,
     /// Print this help, then exit
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -317,6 +331,7 @@ impl EditArgs {
             output: self.output.clone(),
             no_mmap: self.no_mmap,
             revision: self.revision,
+            gaa: self.gaa.clone(),
             ..CommonArgs::default()
         }
     }
@@ -362,7 +377,7 @@ impl EditArgs {
             input_list: None,
             threads: None,
             source: None,
-            global_attrs: Vec::new(),
+            global_attrs: self.gaa.pairs(),
         }
     }
 }
