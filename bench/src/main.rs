@@ -474,7 +474,7 @@ fn cmd_run(a: &RunArgs) -> Result<u8> {
                 .filter(|k| Kind::parse(s) == Some(*k) || (s == k.operator() && !v.contains(k)))
                 .collect();
             if matched.is_empty() {
-                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 5c, 6, 7, 8, 9 or an operator name)");
+                bail!("unknown row '{s}' (1, 2, 3, 4, 5a, 5b, 5c, 6, 6b, 7, 8, 9, 10, 11, 11b, 12, 13 or an operator name)");
             }
             for k in matched {
                 if !v.contains(&k) {

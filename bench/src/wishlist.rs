@@ -64,10 +64,19 @@ pub enum Kind {
     /// Row 10: ncks printing one large variable (CDL, then `--trd`) to a file, the
     /// text compared byte for byte.
     Print,
+    /// Row 11: ncatted editing an attribute of the file in place, its header having
+    /// room (a copy padded with `--hdr_pad`, made before each run, untimed).
+    AttEdit,
+    /// Row 11b: the same edit on a copy without room: the file is written anew.
+    AttEditFull,
+    /// Row 12: ncrename renaming a variable and a dimension in place, with room.
+    Rename,
+    /// Row 13: ncflint interpolating two files.
+    Flint,
 }
 
 /// All kinds in wishlist order.
-pub const ALL: [Kind; 13] = [
+pub const ALL: [Kind; 17] = [
     Kind::Ncwa,
     Kind::Ncra,
     Kind::Nces,
@@ -81,7 +90,14 @@ pub const ALL: [Kind; 13] = [
     Kind::Reverse,
     Kind::Deflate,
     Kind::Print,
+    Kind::AttEdit,
+    Kind::AttEditFull,
+    Kind::Rename,
+    Kind::Flint,
 ];
+
+/// Header padding of the rows that edit a copy with room (11, 12), in bytes.
+pub const EDIT_PAD: u64 = 65_536;
 
 impl Kind {
     /// Row number ("1".."8", with "5a"/"5b"/"5c").
@@ -100,6 +116,10 @@ impl Kind {
             Kind::Reverse => "8",
             Kind::Deflate => "9",
             Kind::Print => "10",
+            Kind::AttEdit => "11",
+            Kind::AttEditFull => "11b",
+            Kind::Rename => "12",
+            Kind::Flint => "13",
         }
     }
 
@@ -114,6 +134,9 @@ impl Kind {
             Kind::StationsList => "ncrcat",
             Kind::Ncap2 | Kind::Ncap2Lang => "ncap2",
             Kind::Pack | Kind::Reverse => "ncpdq",
+            Kind::AttEdit | Kind::AttEditFull => "ncatted",
+            Kind::Rename => "ncrename",
+            Kind::Flint => "ncflint",
         }
     }
 
@@ -146,6 +169,10 @@ impl Kind {
             Kind::Reverse => "ncpdq reverse all dimensions".into(),
             Kind::Deflate => "ncks copy to netCDF-4, deflate 1 (-4 -L 1)".into(),
             Kind::Print => "ncks print a variable, CDL and --trd (2 calls)".into(),
+            Kind::AttEdit => "ncatted one attribute in place, header with room".into(),
+            Kind::AttEditFull => "ncatted one attribute in place, full header".into(),
+            Kind::Rename => "ncrename a variable and a dimension in place".into(),
+            Kind::Flint => "ncflint interpolate two files (-w 0.3,0.7)".into(),
         }
     }
 
@@ -164,6 +191,7 @@ impl Kind {
                     Kind::Ncap2Lang => s == "ncap2-lang" || s == "lang",
                     Kind::Nces => s == "nces" || s == "ncea",
                     Kind::Ncbo => s == "ncbo" || s == "ncdiff",
+                    Kind::AttEditFull => s == "ncatted-full",
                     _ => s == k.operator(),
                 }
         })
@@ -180,15 +208,44 @@ impl Kind {
     /// Whether the operation makes sense on `geo` (ncra and ncrcat need a record
     /// dimension).
     pub fn applies_to(self, geo: Geometry) -> bool {
-        !(matches!(self, Kind::Ncra | Kind::StationsList | Kind::Ncap2Lang) && geo == Geometry::Stl)
+        !(matches!(
+            self,
+            Kind::Ncra
+                | Kind::StationsList
+                | Kind::Ncap2Lang
+                | Kind::AttEdit
+                | Kind::AttEditFull
+                | Kind::Rename
+        ) && geo == Geometry::Stl)
     }
 
     /// Whether an I/O floor (read all inputs + write the output) is meaningful.
     pub fn has_io_floor(self) -> bool {
         !matches!(
             self,
-            Kind::Stations | Kind::MultiSlab | Kind::StationsList | Kind::Print
+            Kind::Stations
+                | Kind::MultiSlab
+                | Kind::StationsList
+                | Kind::Print
+                | Kind::AttEdit
+                | Kind::Rename
         )
+    }
+
+    /// Whether the row reads two files (the main one and its `_b` variant).
+    pub fn two_inputs(self) -> bool {
+        matches!(self, Kind::Ncbo | Kind::Flint)
+    }
+
+    /// The in-place rows: each run edits a fresh copy of the input (made untimed);
+    /// `Some(true)` when the copy is padded (its header has room), `Some(false)` for
+    /// a plain copy. Local inputs only.
+    pub fn in_place(self) -> Option<bool> {
+        match self {
+            Kind::AttEdit | Kind::Rename => Some(true),
+            Kind::AttEditFull => Some(false),
+            _ => None,
+        }
     }
 
     /// Whether the outputs are text (stdout), compared byte for byte instead of as
@@ -307,7 +364,7 @@ impl Plan {
                     .collect(),
                 Source::Url(_) => vec![src.locate(&main); files],
             },
-            Kind::Ncbo => vec![
+            Kind::Ncbo | Kind::Flint => vec![
                 src.locate(&main),
                 src.locate(&crate::gen::file_name(geo, 1)),
             ],
@@ -522,6 +579,8 @@ impl Plan {
             }
         } else {
             head.push(s("-O"));
+            // (ncatted's -t is its type match, and neither editor threads.)
+            let threads = threads.filter(|_| self.kind.in_place().is_none());
             if let Some(t) = threads {
                 head.push(s("-t"));
                 head.push(t.to_string());
@@ -543,6 +602,9 @@ impl Plan {
             (Tool::Cdo, Kind::Deflate) => None,
             // (CDO prints with `cdo output`, in another layout: not the same text.)
             (Tool::Cdo, Kind::Print) => None,
+            // CDO has no attribute or rename editor working in place; its `add` of two
+            // `mulc` results is not one call.
+            (Tool::Cdo, Kind::AttEdit | Kind::AttEditFull | Kind::Rename | Kind::Flint) => None,
             // CDO's counterpart of row 1: every field to one value per variable.
             (Tool::Cdo, Kind::Ncwa) => one(vec![
                 s("fldmean"),
@@ -631,6 +693,29 @@ impl Plan {
             (_, Kind::Pack) => one(vec![s("-P"), s("all_new"), ins[0].clone(), os]),
             (_, Kind::Deflate) => one(vec![s("-4"), s("-L"), s("1"), ins[0].clone(), os]),
             (_, Kind::Print) => Some(self.print_calls(prog, out)),
+            // The in-place rows edit their output, a copy of the input made before
+            // each run (run::run_row).
+            (_, Kind::AttEdit | Kind::AttEditFull) => one(vec![
+                s("-h"),
+                s("-a"),
+                s("long_name,d4_00,o,c,edited in place by nco-bench: a longer text"),
+                os,
+            ]),
+            (_, Kind::Rename) => one(vec![
+                s("-h"),
+                s("-v"),
+                s("d4_00,d4_00_renamed_by_nco_bench"),
+                s("-d"),
+                s("lat,latitude_renamed"),
+                os,
+            ]),
+            (_, Kind::Flint) => one(vec![
+                s("-w"),
+                s("0.3,0.7"),
+                ins[0].clone(),
+                ins[1].clone(),
+                os,
+            ]),
             (_, Kind::Reverse) => {
                 let spec = match self.geo {
                     Geometry::Ipcc => "-time,-lev,-lat,-lon",
@@ -686,6 +771,36 @@ mod tests {
 
     fn plan(kind: Kind) -> Plan {
         Plan::new(kind, Geometry::Ipcc, 4, 1.0, &Source::Dir("/d".into()))
+    }
+
+    #[test]
+    fn in_place_rows_edit_their_work_file_without_a_thread_count() {
+        for k in [Kind::AttEdit, Kind::AttEditFull, Kind::Rename] {
+            let p = plan(k);
+            let (cmds, outs) = p
+                .commands(Tool::Ours, k.operator(), Some(2), Path::new("/s/w"))
+                .unwrap();
+            assert_eq!(outs, [PathBuf::from("/s/w.nc")]);
+            let c = &cmds[0];
+            assert_eq!(c.last().map(String::as_str), Some("/s/w.nc"), "{c:?}");
+            assert!(
+                !c.iter().any(|a| a == "-t"),
+                "ncatted's -t is a type match: {c:?}"
+            );
+            assert!(
+                !c.iter().any(|a| a.starts_with("/d/")),
+                "edits the copy only: {c:?}"
+            );
+            assert!(k.in_place().is_some() && !k.applies_to(Geometry::Stl));
+            assert!(p.commands(Tool::Cdo, "cdo", None, Path::new("x")).is_none());
+        }
+        assert_eq!(Kind::AttEdit.in_place(), Some(true));
+        assert_eq!(Kind::AttEditFull.in_place(), Some(false));
+        let f = plan(Kind::Flint);
+        assert_eq!(f.inputs.len(), 2);
+        assert!(Kind::Flint.two_inputs() && Kind::Flint.in_place().is_none());
+        assert_eq!(Kind::parse("11b"), Some(Kind::AttEditFull));
+        assert_eq!(Kind::parse("ncflint"), Some(Kind::Flint));
     }
 
     #[test]
