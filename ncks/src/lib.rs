@@ -66,6 +66,11 @@ pub struct Cli {
     /// Print as JSON
     #[arg(long = "json", visible_aliases = ["jsn"])]
     pub json: bool,
+    /// JSON verbosity (implies --json): 0 without the variables' shape and type, 1-3
+    /// with them (NCO 5.1.4 prints 1, 2 and 3 alike), plus 4 for flat data arrays
+    #[arg(long = "jsn_fmt", visible_alias = "json_format", value_name = "0-7",
+          value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub json_format: Option<u8>,
     /// Print units after values (traditional format)
     #[arg(short = 'u', long = "units")]
     pub units: bool,
@@ -327,7 +332,7 @@ fn print_file(
     // 5.1.4 does (`ncks -H -C -s '%f' -v v f.nc` prints `3.141590`, the shell idiom
     // `x=$(ncks ...)`), and mixes its CDL or JSON with the formatted values when one
     // of them is given; ours then formats the values inside the CDL or JSON.
-    let style = if cli.json {
+    let style = if cli.json || cli.json_format.is_some() {
         Style::Json
     } else if cli.traditional || (cli.string_format.is_some() && !cli.cdl) {
         Style::Trd
@@ -372,6 +377,7 @@ fn print_file(
             (false, _) => None,
         },
         all_dims: cli.all_dims,
+        json_format: cli.json_format.unwrap_or(2),
     };
     if cli.check_nan {
         return print::check_nan(ds, vars, sel);

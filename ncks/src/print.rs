@@ -56,6 +56,9 @@ pub struct PrintOptions {
     pub dates: Option<DateStyle>,
     /// `--rad`: every dimension of a printed group, used or not.
     pub all_dims: bool,
+    /// `--jsn_fmt`: JSON verbosity: `shape` and `type` of variables unless the level
+    /// is 0 or 4; flat data arrays (no nested brackets) when 4 is added.
+    pub json_format: u8,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -1122,10 +1125,20 @@ fn write_json_data(
     v: usize,
     idx: &[Vec<usize>],
     fill: &Option<Values>,
+    flat: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
+    let mut lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let is_char = ds.meta().vars[v].ty == NcType::Char;
+    // --jsn_fmt 4 and up: one flat array (of strings for a char array).
+    let keep = usize::from(is_char);
+    if flat && lens.len() > 1 + keep {
+        let split = lens.len() - keep;
+        let outer: usize = lens[..split].iter().product();
+        lens = std::iter::once(outer)
+            .chain(lens[split..].iter().copied())
+            .collect();
+    }
     if lens.contains(&0) || (is_char && lens.len() < 2) {
         // Nothing to stream (an empty array, or one string).
         let vals = ds.read(v, idx)?;
@@ -1231,7 +1244,8 @@ fn json_group(
     for (k, &v) in gvars.iter().enumerate() {
         let var = &m.vars[v];
         let mut fields = Vec::new();
-        if !var.dims.is_empty() {
+        let typed = o.json_format & 3 != 0;
+        if typed && !var.dims.is_empty() {
             let names: Vec<String> = var
                 .dims
                 .iter()
@@ -1239,7 +1253,9 @@ fn json_group(
                 .collect();
             fields.push(format!("{ind}    \"shape\": [{}]", names.join(", ")));
         }
-        fields.push(format!("{ind}    \"type\": \"{}\"", var.ty.cdl_name()));
+        if typed {
+            fields.push(format!("{ind}    \"type\": \"{}\"", var.ty.cdl_name()));
+        }
         if o.var_meta && !var.attrs.is_empty() {
             let a: Vec<String> = var
                 .attrs
@@ -1258,8 +1274,10 @@ fn json_group(
         let name = json_string(&var.name);
         write!(out, "{sep}{ind}  {name}: {{\n{}", fields.join(",\n")).map_err(io)?;
         if o.data {
-            write!(out, ",\n{ind}    \"data\": ").map_err(io)?;
-            write_json_data(ds, v, &sel.for_var(m, v), &fill_of(var), out)?;
+            let comma = if fields.is_empty() { "" } else { ",\n" };
+            write!(out, "{comma}{ind}    \"data\": ").map_err(io)?;
+            let flat = o.json_format & 4 != 0;
+            write_json_data(ds, v, &sel.for_var(m, v), &fill_of(var), flat, out)?;
         }
         write!(out, "\n{ind}  }}").map_err(io)?;
     }

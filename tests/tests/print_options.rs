@@ -206,3 +206,39 @@ fn prn_fl_prints_into_the_file_and_nothing_on_standard_output() {
             .clean_failure("--prn_fl");
     }
 }
+
+/// `--jsn_fmt`: 1-3 the default JSON; 4 added, flat data arrays; 0 and 4 without the
+/// variables' `shape` and `type`. NCO 5.1.4 leaves a lone `,` where those were (its
+/// JSON does not parse); ours parses (README, compatibility notes).
+#[test]
+fn jsn_fmt_levels() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let print = |lvl: &str| {
+        nco("ncks")
+            .args([&format!("--jsn_fmt={lvl}"), "-C", "-v", "time_bnds", &f])
+            .succeeds()
+            .stdout
+    };
+    let default = nco("ncks")
+        .args(["--json", "-C", "-v", "time_bnds", &f])
+        .succeeds();
+    assert_eq!(print("2"), default.stdout, "--jsn_fmt implies --json");
+    assert!(print("2").contains("\"data\": [[0.5, 1.5], [1.5, 2.5]]"));
+    let six = print("6");
+    assert!(six.contains("\"data\": [0.5, 1.5, 1.5, 2.5]"), "{six}");
+    assert!(six.contains("\"type\": \"double\""), "{six}");
+    let four = print("4");
+    assert!(four.contains("\"data\": [0.5, 1.5, 1.5, 2.5]"), "{four}");
+    assert!(!four.contains("\"type\""), "{four}");
+    if !is_nco() {
+        for text in [print("0"), four] {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"));
+        }
+        nco("ncks")
+            .args(["--jsn_fmt=8", &f])
+            .run()
+            .clean_failure("--jsn_fmt");
+    }
+}
