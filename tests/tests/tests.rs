@@ -10,6 +10,7 @@
 mod common;
 
 mod append;
+mod aux_coords;
 mod bench;
 mod casts;
 mod cf_reduce;

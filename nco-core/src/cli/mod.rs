@@ -483,6 +483,19 @@ pub struct SlabArgs {
     /// Keep multi-slabs in the order given instead of increasing index order
     #[arg(long = "msa_usr_rdr", visible_alias = "msa")]
     pub user_order: bool,
+    /// Auxiliary-coordinate box lon_min,lon_max,lat_min,lat_max (degrees): keep the
+    /// points of a cell-based grid (latitude and longitude named by a `coordinates`
+    /// attribute, on one dimension) inside it; repeat for several boxes
+    #[arg(
+        short = 'X',
+        long = "auxiliary",
+        visible_alias = "aux",
+        value_name = "LON_MIN,LON_MAX,LAT_MIN,LAT_MAX",
+        action = ArgAction::Append,
+        allow_hyphen_values = true,
+        value_parser = crate::auxbox::AuxBox::parse
+    )]
+    pub aux: Vec<crate::auxbox::AuxBox>,
 }
 
 impl SlabArgs {
@@ -508,9 +521,28 @@ impl SlabArgs {
     ///
     /// Errors: those of [`hyperslab::resolve`].
     pub fn resolve_specs(&self, ds: &Dataset, specs: &[HyperslabSpec]) -> Result<Selection> {
-        hyperslab::resolve(ds.meta(), specs, self.fortran, self.user_order, &|v| {
+        let mut sel = hyperslab::resolve(ds.meta(), specs, self.fortran, self.user_order, &|v| {
             ds.read_all(v)
-        })
+        })?;
+        if !self.aux.is_empty() {
+            let meta = ds.meta();
+            for (d, picked) in crate::auxbox::select(meta, &self.aux, &|v| ds.read_all(v))? {
+                if sel.restricts(d) {
+                    return Err(Error::option(
+                        "-X",
+                        format!(
+                            "-X and -d on dimension {} together are not supported yet",
+                            meta.dims[d].name
+                        ),
+                    ));
+                }
+                if sel.dims.len() < meta.dims.len() {
+                    sel.dims.resize(meta.dims.len(), None);
+                }
+                sel.dims[d] = Some(picked);
+            }
+        }
+        Ok(sel)
     }
 
     /// The selection of station `st` of a station list in `ds`: `specs` (the command

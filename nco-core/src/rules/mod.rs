@@ -3,6 +3,7 @@
 //! [`crate::cli`].
 
 pub mod attedit;
+pub mod auxbox;
 pub mod calendar;
 pub mod cell_methods;
 pub mod cfmt;
