@@ -93,6 +93,7 @@ Architecture: $arch
 Maintainer: nco-rs developers <nco-rs@example.invalid>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
+Recommends: libudunits2-0
 Section: science
 Priority: optional
 Description: netCDF Operators re-implemented in Rust, NCO 5.1.4-compatible

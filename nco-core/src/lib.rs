@@ -73,7 +73,7 @@ mod layering;
 pub use nco_base::{alloc, blocks, cpu, error, model, types};
 pub use nco_base::{dispatch, dispatch_type};
 pub use nco_base::{Error, Result};
-pub use nco_io::{classic, dataset, nc4, output};
+pub use nco_io::{classic, dataset, nc4, output, udunits};
 pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
 pub use plan::{arith, digest, edit, extract, pair, progress, target};

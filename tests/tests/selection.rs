@@ -348,3 +348,41 @@ fn ncra_interleave_as_nco() {
     nco("ncra").args(args).arg(fx()).arg(&b).succeeds();
     compare(&a, &b).equal();
 }
+
+/// Bounds with units (`-d wvl,'0.4 micron','0.7 micron'`) are converted to the
+/// coordinate's units through UDUnits-2, as NCO converts them; a unit UDUnits-2 does
+/// not know, or one that cannot be converted, is an error naming the spec.
+#[test]
+fn bounds_with_units_are_converted_through_udunits() {
+    let s = Scratch::new();
+    let f = crate::common::cdl(
+        &s,
+        "wvl",
+        r#"netcdf wvl { dimensions: wvl = 3 ; lev = 3 ;
+        variables: float wvl(wvl) ; wvl:units = "meter" ; float lev(lev) ; lev:units = "hPa" ;
+        data: wvl = 0.5e-6, 1.0e-6, 2.0e-6 ; lev = 100, 500, 1000 ; }"#,
+    );
+    let picked = |var: &str, d: &str| nco_tests::value(&f, var, "%g ", &["-d", d]);
+    assert_eq!(picked("wvl", "wvl,0.4 micron,1.5 micron"), "5e-07 1e-06");
+    assert_eq!(picked("wvl", "wvl,400 nm,800 nm"), "5e-07");
+    assert_eq!(
+        picked("wvl", "wvl,0.9 micron"),
+        "1e-06",
+        "the nearest value"
+    );
+    assert_eq!(picked("lev", "lev,40000 Pa,90000 Pa"), "500");
+    let out = s.arg("out.nc");
+    for (d, why) in [
+        ("wvl,1 second,2 second", "second"),
+        ("wvl,1 blarg,2 blarg", "blarg"),
+    ] {
+        let r = nco("ncks").args(["-O", "-d", d, &f, &out]).run();
+        if is_nco() {
+            // NCO 5.1.4 warns that a time-to-length conversion is meaningless and
+            // goes on; it stops on an unknown unit.
+            assert!(r.stderr.contains(why), "{d}: {}", r.stderr);
+        } else {
+            r.clean_failure(why);
+        }
+    }
+}

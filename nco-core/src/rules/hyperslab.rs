@@ -5,7 +5,9 @@
 //! Rules (all checked against NCO 5.1.4):
 //! * a bound with a decimal point or exponent is a coordinate value, a bare integer an
 //!   index (even on a coordinate dimension); a date string (`1999-12-08 18:00:0.0`) is a
-//!   coordinate value converted with the coordinate's `units` (`hours since ...`);
+//!   coordinate value converted with the coordinate's `units` (`hours since ...`); a
+//!   number followed by a unit (`0.4 micron`) is converted to the coordinate's `units`
+//!   through UDUnits-2;
 //! * omitted bounds mean the start / end; a lone bound (`-d lon,3`) means min = max;
 //!   negative indices count from the end; `-F` makes indices 1-based;
 //! * a lone coordinate value picks the nearest coordinate (ties to the lower index);
@@ -33,6 +35,9 @@ pub enum Bound {
     Value(f64),
     /// Date string, converted through the coordinate's `units`.
     Date(String),
+    /// A coordinate value with its unit (`0.4 micron`), converted to the coordinate's
+    /// `units` through UDUnits-2 (NCO manual, "UDUnits Support").
+    WithUnits(f64, String),
 }
 
 /// One `-d` argument, parsed without any file (the literal stage).
@@ -87,6 +92,14 @@ fn parse_bound(s: &str, spec: &str) -> Result<Option<Bound>> {
     if crate::rules::calendar::parse_date(s).is_some() {
         return Ok(Some(Bound::Date(s.to_string())));
     }
+    // A number, blanks, then a unit: `0.4 micron`, `400 nm`.
+    if let Some((num, unit)) = s.split_once(char::is_whitespace) {
+        if let Ok(x) = num.parse::<f64>() {
+            if x.is_finite() && !unit.trim().is_empty() {
+                return Ok(Some(Bound::WithUnits(x, unit.trim().to_string())));
+            }
+        }
+    }
     Err(bad(format!("bound \"{s}\" is not a number")))
 }
 
@@ -96,9 +109,15 @@ impl Bound {
     fn kind(&self) -> &'static str {
         match self {
             Bound::Index(_) => "a dimension index",
-            Bound::Value(_) => "a coordinate value",
+            Bound::Value(_) | Bound::WithUnits(..) => "a coordinate value",
             Bound::Date(_) => "a date",
         }
+    }
+
+    /// True for the bounds that are coordinate values (numbers, dates, numbers with
+    /// units), false for indices.
+    pub fn is_coordinate(bound: &Option<Bound>) -> bool {
+        matches!(bound, Some(b) if !matches!(b, Bound::Index(_)))
     }
 }
 
@@ -241,9 +260,20 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
                     .map(Some)
                     .ok_or_else(|| bad(format!("cannot convert \"{s}\" with units \"{units}\"")))
             }
+            Bound::WithUnits(x, unit) => {
+                let units = info.units.ok_or_else(|| {
+                    bad(format!(
+                        "a bound with units needs a units attribute on coordinate {}",
+                        spec.dim
+                    ))
+                })?;
+                crate::udunits::convert(*x, unit, units)
+                    .map(Some)
+                    .map_err(|e| bad(format!("{e} (the units of {} are \"{units}\")", spec.dim)))
+            }
         }
     };
-    let is_coord = |b: &Option<Bound>| matches!(b, Some(Bound::Value(_) | Bound::Date(_)));
+    let is_coord = Bound::is_coordinate;
     let (lo, hi): (usize, usize);
     if is_coord(&spec.min) || is_coord(&spec.max) {
         let c = info.coord.ok_or_else(|| {

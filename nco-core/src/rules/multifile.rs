@@ -358,7 +358,7 @@ pub fn pick_records(
         }
         return Ok(out);
     }
-    let is_coord = |b: &Option<Bound>| matches!(b, Some(Bound::Value(_) | Bound::Date(_)));
+    let is_coord = Bound::is_coordinate;
     for spec in mine {
         if is_coord(&spec.min) || is_coord(&spec.max) {
             // Per file, by coordinate value; the stride counts within the whole list.
