@@ -386,3 +386,20 @@ fn bounds_with_units_are_converted_through_udunits() {
         }
     }
 }
+
+/// A counted repetition keeps its comma (`{1,3}`): NCO 5.1.4 does not split the `-v`
+/// list inside braces.
+#[test]
+fn counted_repetitions_in_variable_regexes() {
+    same_extraction(&["-v", "fld[0-9]{1,3}_.*,sc_int"]);
+    same_extraction(&["-v", "^fld[0-9]{1,}"]);
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    nco("ncks")
+        .args(["-O", "-C", "-v", "fld[0-9]{1,3}_.*,sc_int", &fx(), &out])
+        .succeeds();
+    let header = nco_tests::ncdump(&["-h"], &out);
+    for v in ["fld1_int(", "fld1_sht(", "int sc_int ;"] {
+        assert!(header.contains(v), "{v} in\n{header}");
+    }
+}

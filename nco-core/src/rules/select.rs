@@ -316,7 +316,24 @@ pub fn select_shared(
 /// Split a comma-separated `-v` or `-g` argument into items, keeping empty ones
 /// (`-v ''`, `-v a,,b`, `-v a,`), which [`select`] refuses as NCO does.
 pub fn split_items(s: &str) -> Vec<String> {
-    s.split(',').map(|t| t.trim().to_string()).collect()
+    // A comma inside braces belongs to a counted repetition (`Q[0-9]{2,}`, `{2,3}`),
+    // as NCO 5.1.4 reads it; inside brackets it still separates (`Q[,1]` is two items
+    // there too).
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(s[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(s[start..].trim().to_string());
+    items
 }
 
 /// Split a comma-separated list into items, dropping empty ones.
@@ -359,6 +376,19 @@ mod tests {
     use super::*;
     use crate::model::{Attr, Dim, Format, Storage, Var};
     use crate::types::NcType;
+
+    #[test]
+    fn commas_of_counted_repetitions_do_not_split_items() {
+        assert_eq!(split_items("Q[0-9]{2,3},one"), ["Q[0-9]{2,3}", "one"]);
+        assert_eq!(split_items("a{2,}"), ["a{2,}"]);
+        assert_eq!(split_items("a,,b"), ["a", "", "b"]);
+        assert_eq!(
+            split_items("Q[,1]"),
+            ["Q[", "1]"],
+            "brackets do not protect commas (NCO)"
+        );
+        assert_eq!(split_items(""), [""]);
+    }
 
     fn meta() -> Meta {
         let mut m = Meta::new(Format::Classic);
