@@ -145,6 +145,7 @@ pub fn var(data: &[u8]) {
             no_formula_terms: bits & 8 != 0,
             no_cell_measures: bits & 8 != 0,
             groups: Vec::new(),
+            union: false,
         };
         if let Ok(sel) = select::select(&m, &args) {
             let mut seen = vec![false; m.vars.len()];

@@ -165,6 +165,29 @@ fn groups_by_name_path_and_regex_as_nco() {
     assert_eq!(d.var("tas").numbers().len(), 4 * 4);
 }
 
+/// `--unn`: `-g G -v V` keeps V in every group and every variable of G (the union),
+/// as NCO 5.1.4 does; without it, only the V of G.
+#[test]
+fn union_of_groups_and_variables_as_nco() {
+    let (_s, _a, b) = same_as_nco(&["-O", "-g", "obs", "-v", "tas", "--unn"]);
+    let vars = layout(&b).0;
+    for v in ["/tas", "/model/diag/tas", "/obs/band", "/obs/t2m", "/lat"] {
+        assert!(vars.contains(&v.to_string()), "{v} in {vars:?}");
+    }
+    let (_s, _a, b) = same_as_nco(&["-O", "-C", "-g", "model", "-v", "t2m", "--union"]);
+    assert_eq!(
+        layout(&b).0,
+        [
+            "/model/diag/pr",
+            "/model/diag/tas",
+            "/model/label",
+            "/model/level",
+            "/model/ta",
+            "/obs/t2m"
+        ]
+    );
+}
+
 #[test]
 fn group_path_editing_as_nco() {
     same_as_nco(&["-O", "-g", "model", "-G", ":"]);

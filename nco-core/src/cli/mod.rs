@@ -444,6 +444,10 @@ pub struct VarArgs {
         allow_hyphen_values = true
     )]
     pub groups: Option<String>,
+    /// With -g and -v: the union of the groups' variables and the -v variables (of any
+    /// group), instead of the -v variables of those groups
+    #[arg(long = "unn", visible_alias = "union")]
+    pub union: bool,
 }
 
 impl VarArgs {
@@ -458,6 +462,7 @@ impl VarArgs {
             no_cell_measures: self.no_cell_measures,
             // An empty -g (or item) is an error (NCO's), not "every group".
             groups: self.groups.as_deref().map(split_items).unwrap_or_default(),
+            union: self.union,
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct SelectArgs {
     pub no_cell_measures: bool,
     /// `-g` list items (group names or regular expressions); empty = all groups.
     pub groups: Vec<String>,
+    /// `--unn`: with `-g` and `-v`, the union of the groups' variables and the listed
+    /// variables (of any group), instead of the listed variables of the groups.
+    pub union: bool,
 }
 
 /// Names referenced by one CF attribute value.
@@ -177,7 +180,18 @@ pub fn require_processed(meta: &Meta, vars: &[usize], dims: &[usize], what: &str
 pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     let n = meta.vars.len();
     let in_groups = select_groups(meta, &args.groups)?;
-    let allowed: Vec<bool> = meta.vars.iter().map(|v| in_groups[v.group]).collect();
+    let grouped: Vec<bool> = meta.vars.iter().map(|v| in_groups[v.group]).collect();
+    // --unn (NCO 5.1.4, measured): `-g G -v V` keeps V in every group and every
+    // variable of G.
+    let union = args.union && !args.vars.is_empty() && !args.groups.is_empty();
+    if union && args.exclude {
+        return Err(Error::option("--unn", "with -x is not supported yet"));
+    }
+    let allowed = if union {
+        vec![true; n]
+    } else {
+        grouped.clone()
+    };
     let mut listed = vec![false; n];
     for text in &args.vars {
         let item = Item::parse("-v", text)?;
@@ -210,6 +224,8 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         // `-g G -x -v V` excludes the variables V of the groups G and keeps every
         // other variable, in any group (NCO 5.1.4).
         (0..n).map(|i| !listed[i]).collect()
+    } else if union {
+        (0..n).map(|i| listed[i] || grouped[i]).collect()
     } else {
         listed.clone()
     };
