@@ -119,6 +119,11 @@ pub struct Cli {
     /// Print into this file instead of standard output
     #[arg(long = "prn_fl", visible_alias = "print_file", value_name = "FILE")]
     pub print_file: Option<PathBuf>,
+    /// Printing: also show the hidden (special) attributes of a netCDF-4 file:
+    /// `_Storage`, `_ChunkSizes`, `_DeflateLevel`, `_Shuffle`, `_Endianness` of each
+    /// variable, `_Format`, `_NCProperties`... of the file
+    #[arg(long = "hdn", visible_alias = "hidden")]
+    pub hidden: bool,
     /// Printing: show every dimension of the printed groups, used or not (outputs keep
     /// only the dimensions of their variables, as in NCO 5.1.4)
     #[arg(long = "rad", visible_alias = "retain_all_dimensions")]
@@ -378,6 +383,11 @@ fn print_file(
         },
         all_dims: cli.all_dims,
         json_format: cli.json_format.unwrap_or(2),
+        hidden: if cli.hidden {
+            Some(print::Hidden::of(ds)?)
+        } else {
+            None
+        },
     };
     if cli.check_nan {
         return print::check_nan(ds, vars, sel);

@@ -59,6 +59,96 @@ pub struct PrintOptions {
     /// `--jsn_fmt`: JSON verbosity: `shape` and `type` of variables unless the level
     /// is 0 or 4; flat data arrays (no nested brackets) when 4 is added.
     pub json_format: u8,
+    /// `--hdn`: the hidden attributes of a netCDF-4 file ([`Hidden::of`]).
+    pub hidden: Option<Hidden>,
+}
+
+/// The hidden (special) attributes `--hdn` prints after the others (NCO 5.1.4's
+/// names, order and rules; none for netCDF3 files): the root group's file-level ones,
+/// and per variable the storage libnetcdf reports.
+#[derive(Clone, Debug, Default)]
+pub struct Hidden {
+    /// Root group: `_Format`, `_SOURCE_FORMAT`, `_NCProperties`, `_IsNetcdf4`,
+    /// `_SuperblockVersion`.
+    pub globals: Vec<Attr>,
+    /// Per variable: its byte order (`None`: one-byte types, strings).
+    pub endianness: Vec<Option<&'static str>>,
+}
+
+impl Hidden {
+    /// Those of `ds`.
+    ///
+    /// Errors: libnetcdf's.
+    pub fn of(ds: &Dataset) -> Result<Hidden> {
+        let (globals, endianness) = ds.hidden_attributes()?;
+        Ok(Hidden {
+            globals,
+            endianness,
+        })
+    }
+
+    /// Variable `v`'s: `_Storage` (not for scalars), `_ChunkSizes`, `_DeflateLevel`,
+    /// `_Shuffle`, `_Endianness`, each when it applies.
+    fn of_var(&self, m: &Meta, v: usize) -> Vec<Attr> {
+        if !m.format.is_netcdf4() {
+            return Vec::new();
+        }
+        let var = &m.vars[v];
+        let mut out = Vec::new();
+        if !var.dims.is_empty() {
+            let kind = if var.storage.chunks.is_some() {
+                "chunked"
+            } else {
+                "contiguous"
+            };
+            out.push(Attr::text("_Storage", kind));
+        }
+        if let Some(c) = &var.storage.chunks {
+            let sizes = c.iter().map(|&x| x as i32).collect();
+            out.push(Attr {
+                name: "_ChunkSizes".into(),
+                value: Values::Int(sizes),
+            });
+        }
+        if let Some(l) = var.storage.deflate.filter(|&l| l > 0) {
+            out.push(Attr {
+                name: "_DeflateLevel".into(),
+                value: Values::Int(vec![l]),
+            });
+        }
+        if var.storage.shuffle {
+            out.push(Attr::text("_Shuffle", "true"));
+        }
+        if let Some(e) = self.endianness.get(v).copied().flatten() {
+            out.push(Attr::text("_Endianness", e));
+        }
+        out
+    }
+}
+
+/// Variable `v`'s attributes as printed: its own, then the hidden ones with `--hdn`.
+fn var_attrs<'a>(o: &PrintOptions, m: &'a Meta, v: usize) -> std::borrow::Cow<'a, [Attr]> {
+    match &o.hidden {
+        Some(h) => {
+            let mut a = m.vars[v].attrs.clone();
+            a.extend(h.of_var(m, v));
+            std::borrow::Cow::Owned(a)
+        }
+        None => std::borrow::Cow::Borrowed(&m.vars[v].attrs),
+    }
+}
+
+/// Group `g`'s attributes as printed: the root's followed by the hidden ones with
+/// `--hdn`.
+fn group_attrs<'a>(o: &PrintOptions, m: &'a Meta, g: usize) -> std::borrow::Cow<'a, [Attr]> {
+    match &o.hidden {
+        Some(h) if g == 0 && !h.globals.is_empty() => {
+            let mut a = m.group_attrs(g).to_vec();
+            a.extend(h.globals.iter().cloned());
+            std::borrow::Cow::Owned(a)
+        }
+        _ => std::borrow::Cow::Borrowed(m.group_attrs(g)),
+    }
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -268,9 +358,10 @@ fn print_trd(
             )
             .map_err(io)?;
         }
-        if !m.attrs.is_empty() {
+        let globals = group_attrs(o, m, 0);
+        if !globals.is_empty() {
             writeln!(out, "Global attributes:").map_err(io)?;
-            for (i, a) in m.attrs.iter().enumerate() {
+            for (i, a) in globals.iter().enumerate() {
                 writeln!(out, "Global attribute {i}: {}", trd_attr(a)).map_err(io)?;
             }
             writeln!(out).map_err(io)?;
@@ -293,7 +384,7 @@ fn print_trd(
     if o.var_meta {
         for &v in vars {
             trd_path_line(m, v, out)?;
-            trd_var_meta(m, v, sel, out)?;
+            trd_var_meta(m, v, sel, o, out)?;
         }
     }
     if o.data {
@@ -352,7 +443,13 @@ fn trd_attr(a: &Attr) -> String {
     )
 }
 
-fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Result<()> {
+fn trd_var_meta(
+    m: &Meta,
+    v: usize,
+    sel: &Selection,
+    o: &PrintOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
     let var = &m.vars[v];
     let nd = var.dims.len();
     let plural = |n: usize, w: &str| {
@@ -444,7 +541,7 @@ fn trd_var_meta(m: &Meta, v: usize, sel: &Selection, out: &mut dyn Write) -> Res
         )
         .map_err(io)?;
     }
-    for (i, a) in var.attrs.iter().enumerate() {
+    for (i, a) in var_attrs(o, m, v).iter().enumerate() {
         writeln!(out, "{} attribute {i}: {}", var.name, trd_attr(a)).map_err(io)?;
     }
     writeln!(out).map_err(io)?;
@@ -854,7 +951,7 @@ fn cdl_group(
                 format_args!("{ind}  {} {}{dims} ;", var.ty.cdl_name(), var.name),
             )?;
             if o.var_meta {
-                for a in &var.attrs {
+                for a in var_attrs(o, m, v).iter() {
                     w(
                         out,
                         format_args!("{ind}    {}", cdl_attr_line(&var.name, a)),
@@ -863,12 +960,12 @@ fn cdl_group(
             }
         }
     }
-    let attrs = m.group_attrs(g);
+    let attrs = group_attrs(o, m, g);
     if o.global_meta && !attrs.is_empty() {
         let kind = if g == 0 { "global" } else { "group" };
         writeln!(out).map_err(io)?;
         w(out, format_args!("{ind}// {kind} attributes:"))?;
-        for a in attrs {
+        for a in attrs.iter() {
             w(out, format_args!("{ind}  {}", cdl_attr_line("", a)))?;
         }
         if g == 0 {
@@ -1256,9 +1353,11 @@ fn json_group(
         if typed {
             fields.push(format!("{ind}    \"type\": \"{}\"", var.ty.cdl_name()));
         }
+        // (NCO 5.1.4 prints no attributes object, hidden ones neither, for a variable
+        // without attributes of its own.)
+        let attrs = var_attrs(o, m, v);
         if o.var_meta && !var.attrs.is_empty() {
-            let a: Vec<String> = var
-                .attrs
+            let a: Vec<String> = attrs
                 .iter()
                 .map(|a| {
                     let (name, value) = (json_string(&a.name), json_attr(&a.value));
@@ -1284,7 +1383,7 @@ fn json_group(
     if !gvars.is_empty() {
         write!(out, "\n{ind}}}").map_err(io)?;
     }
-    let attrs = m.group_attrs(g);
+    let attrs = group_attrs(o, m, g);
     if o.global_meta && !attrs.is_empty() {
         let a: Vec<String> = attrs
             .iter()

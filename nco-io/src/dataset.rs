@@ -20,7 +20,7 @@ use std::sync::{Mutex, RwLock};
 use crate::classic;
 use crate::error::{Error, Result};
 use crate::h5::{H5Reader, H5Writer};
-use crate::model::Meta;
+use crate::model::{Attr, Meta};
 use crate::nc4::{LibReader, LibWriter};
 use crate::types::Values;
 
@@ -576,6 +576,17 @@ impl Dataset {
         match &self.reader {
             Reader::Classic(_) => false,
             Reader::Lib(r) | Reader::Nc4(r, _) => r.has_subgroups(),
+        }
+    }
+
+    /// The hidden attributes of a netCDF-4 file ([`LibReader::hidden_attributes`]);
+    /// none for netCDF3 files.
+    ///
+    /// Errors: libnetcdf's.
+    pub fn hidden_attributes(&self) -> Result<(Vec<Attr>, Vec<Option<&'static str>>)> {
+        match &self.reader {
+            Reader::Classic(_) => Ok((Vec::new(), vec![None; self.meta().vars.len()])),
+            Reader::Lib(r) | Reader::Nc4(r, _) => r.hidden_attributes(),
         }
     }
 

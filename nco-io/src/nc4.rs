@@ -770,6 +770,60 @@ impl LibReader {
         &self.meta
     }
 
+    /// The hidden (virtual) attributes libnetcdf keeps of a netCDF-4 file, as ncks
+    /// `--hdn` prints them (NCO 5.1.4's order): the root group's `_Format`,
+    /// `_SOURCE_FORMAT`, `_NCProperties`, `_IsNetcdf4`, `_SuperblockVersion`; and
+    /// per variable its byte order (`"little"`, `"big"`; `None` for one-byte types,
+    /// strings and netCDF3 files). Empty for netCDF3 files.
+    ///
+    /// Errors: libnetcdf's.
+    pub fn hidden_attributes(&self) -> Result<(Vec<Attr>, Vec<Option<&'static str>>)> {
+        let format = self.meta.format;
+        if !format.is_netcdf4() || self.remote {
+            return Ok((Vec::new(), vec![None; self.meta.vars.len()]));
+        }
+        let guard = self.handle()?;
+        let Some(h) = guard.as_ref() else {
+            return Ok((Vec::new(), vec![None; self.meta.vars.len()]));
+        };
+        let _g = lock();
+        let kind = match format {
+            Format::Netcdf4Classic => "netCDF-4 classic model",
+            _ => "netCDF-4",
+        };
+        let mut globals = vec![
+            Attr::text("_Format", kind),
+            Attr::text("_SOURCE_FORMAT", "NC_FORMATX_NC_HDF5"),
+        ];
+        for name in [c"_NCProperties", c"_IsNetcdf4", c"_SuperblockVersion"] {
+            // SAFETY: the lock is held and `h.ncid` is the open root group.
+            if let Ok(value) = unsafe { get_att(h.ncid, sys::NC_GLOBAL, name) } {
+                globals.push(Attr {
+                    name: name.to_string_lossy().into_owned(),
+                    value,
+                });
+            }
+        }
+        let mut order = Vec::with_capacity(self.meta.vars.len());
+        for (v, &(g, varid)) in self.loc.iter().enumerate() {
+            if self.meta.vars[v].ty.size() <= 1 || self.meta.vars[v].ty == NcType::Str {
+                order.push(None);
+                continue;
+            }
+            let mut e = 0;
+            // SAFETY: the lock is held; `gids[g]` is open and holds variable `varid`.
+            let rc = unsafe { sys::nc_inq_var_endian(h.gids[g], varid, &mut e) };
+            order.push(check(rc).ok().map(|()| {
+                if e == sys::NC_ENDIAN_BIG {
+                    "big"
+                } else {
+                    "little"
+                }
+            }));
+        }
+        Ok((globals, order))
+    }
+
     /// Read the selection `sel` (one index list per dimension) of variable `var`.
     ///
     /// Errors: libnetcdf's, and a netCDF3 file truncated while open.

@@ -242,3 +242,48 @@ fn jsn_fmt_levels() {
             .clean_failure("--jsn_fmt");
     }
 }
+
+/// `--hdn`: the hidden attributes of a netCDF-4 file after the others, NCO 5.1.4's
+/// names, order and rules (none for scalars' `_Storage`, none of `_Endianness` for
+/// one-byte types and strings); the file's own at the end of the global attributes.
+#[test]
+fn hdn_prints_hidden_attributes_of_netcdf4_files() {
+    let f = nco_tests::gx();
+    let r = nco("ncks").args(["--hdn", "-m", "-M", &f]).succeeds();
+    let text = r.stdout;
+    let tas = [
+        "tas:_FillValue = -1.e+30f ;",
+        "tas:_Storage = \"chunked\" ;",
+        "tas:_ChunkSizes = 2, 3, 4 ;",
+        "tas:_DeflateLevel = 5 ;",
+        "tas:_Shuffle = \"true\" ;",
+        "tas:_Endianness = \"little\" ;",
+    ];
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == tas[1])
+        .expect("tas:_Storage");
+    assert_eq!(&lines[at - 1..at + 5], tas, "{text}");
+    for (line, present) in [
+        ("mask:_Storage = \"contiguous\" ;", true),
+        ("mask:_Endianness", false),
+        ("city:_Endianness", false),
+        ("scalar:_Storage", false),
+        ("scalar:_Endianness = \"little\" ;", true),
+        (":_Format = \"netCDF-4\" ;", true),
+        (":_IsNetcdf4 = 1 ;", true),
+        (":_NCProperties = \"version=2,netcdf=", true),
+    ] {
+        assert_eq!(text.contains(line), present, "{line}:\n{text}");
+    }
+    // Without --hdn, and for netCDF3 files, none.
+    let plain = nco("ncks").args(["-m", "-M", &f]).succeeds().stdout;
+    assert!(!plain.contains("_Storage") && !plain.contains("_Format"));
+    let nc3 = nco("ncks")
+        .args(["--hdn", "-m", "-M", &nco_tests::fx()])
+        .succeeds();
+    for hidden in ["_Storage", "_Endianness", "_Format", "_NCProperties"] {
+        assert!(!nc3.stdout.contains(hidden), "{hidden}: {}", nc3.stdout);
+    }
+}
