@@ -333,8 +333,13 @@ impl Coords<'_> {
     }
 }
 
-fn units_text(var: &Var) -> String {
+/// The units printed after traditional values: the variable's, else (a bounds
+/// variable) its coordinate's, as NCO 5.1.4 prints them (CF §7.1: bounds take their
+/// coordinate's units).
+fn units_text(m: &Meta, v: usize) -> String {
+    let var = &m.vars[v];
     var.attr_text("units")
+        .or_else(|| bounded_by(m, v).and_then(|c| c.attr_text("units")))
         .unwrap_or_else(|| "(no units)".into())
 }
 
@@ -429,8 +434,9 @@ fn trd_attr(a: &Attr) -> String {
             .trim_end_matches('\0')
             .to_string(),
         Values::Str(x) => x.join(", "),
+        // As the traditional values: floats %g, doubles %.12g (NCO 5.1.4).
         _ => (0..v.len())
-            .map(|i| num(v, i, 7, 15, NonFinite::Words))
+            .map(|i| num(v, i, 6, 12, NonFinite::Words))
             .collect::<Vec<_>>()
             .join(", "),
     };
@@ -599,7 +605,7 @@ fn trd_var_data(
     let idx = sel.for_var(m, v);
     let fill = fill_of(var);
     let units = if o.units {
-        units_text(var)
+        units_text(m, v)
     } else {
         String::new()
     };
@@ -625,7 +631,11 @@ fn trd_var_data(
     if var.dims.is_empty() {
         let vals = ds.read(v, &idx)?;
         let val = if var.ty == NcType::Char {
-            format!("'{}'", vals.as_text().unwrap_or_default())
+            // A NUL prints as an empty string (NCO 5.1.4), any other character quoted.
+            match vals.as_text().unwrap_or_default() {
+                t if t.is_empty() => "\"\"".to_string(),
+                t => format!("'{t}'"),
+            }
         } else {
             trd_value(&vals, 0, &fill, o)
         };
@@ -801,10 +811,30 @@ fn cdl_attr_line(owner: &str, a: &Attr) -> String {
         ""
     };
     format!(
-        "{keyword}{owner}:{} = {} ;",
-        a.name,
+        "{keyword}{}:{} = {} ;",
+        cdl_name(owner),
+        cdl_name(&a.name),
         cdl_attr_value(&a.value)
     )
+}
+
+/// A name as CDL writes it: the characters CDL reserves (blanks, punctuation) and a
+/// leading digit escaped with a backslash, as NCO 5.1.4 and ncdump print them
+/// (`char\ att`, `\1ab`); `ncgen` reads the name back.
+fn cdl_name(name: &str) -> std::borrow::Cow<'_, str> {
+    const SPECIAL: &str = " !\"#$&'()*,:;<=>?[\\]^`{|}~";
+    let lead_digit = name.starts_with(|c: char| c.is_ascii_digit());
+    if !lead_digit && !name.chars().any(|c| SPECIAL.contains(c)) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if SPECIAL.contains(c) || (i == 0 && lead_digit) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn cdl_string(c: &[u8]) -> String {
@@ -816,6 +846,8 @@ fn cdl_string(c: &[u8]) -> String {
             '\t' => s.push_str("\\t"),
             '"' => s.push_str("\\\""),
             '\\' => s.push_str("\\\\"),
+            // NCO 5.1.4 escapes single quotes too (ncgen reads either).
+            '\'' => s.push_str("\\'"),
             c => s.push(c),
         }
     }
@@ -923,10 +955,13 @@ fn cdl_group(
             if dim.unlimited {
                 w(
                     out,
-                    format_args!("{ind}  {} = UNLIMITED ; // ({n} currently)", dim.name),
+                    format_args!(
+                        "{ind}  {} = UNLIMITED ; // ({n} currently)",
+                        cdl_name(&dim.name)
+                    ),
                 )?;
             } else {
-                w(out, format_args!("{ind}  {} = {n} ;", dim.name))?;
+                w(out, format_args!("{ind}  {} = {n} ;", cdl_name(&dim.name)))?;
             }
         }
     }
@@ -943,12 +978,20 @@ fn cdl_group(
             let dims = if var.dims.is_empty() {
                 String::new()
             } else {
-                let names: Vec<&str> = var.dims.iter().map(|&d| m.dims[d].name.as_str()).collect();
+                let names: Vec<_> = var
+                    .dims
+                    .iter()
+                    .map(|&d| cdl_name(&m.dims[d].name))
+                    .collect();
                 format!("({})", names.join(","))
             };
             w(
                 out,
-                format_args!("{ind}  {} {}{dims} ;", var.ty.cdl_name(), var.name),
+                format_args!(
+                    "{ind}  {} {}{dims} ;",
+                    var.ty.cdl_name(),
+                    cdl_name(&var.name)
+                ),
             )?;
             if o.var_meta {
                 for a in var_attrs(o, m, v).iter() {
@@ -1049,7 +1092,7 @@ fn cdl_var_data(
     let dates = dates.as_ref();
     let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let lead = format!("{ind}  ");
-    write!(out, "{lead}{} = ", var.name).map_err(io)?;
+    write!(out, "{lead}{} = ", cdl_name(&var.name)).map_err(io)?;
     // Separators go before every item but the first: ", " between values of a row,
     // ", \n" between rows (each row on its own line).
     let mut first = true;

@@ -175,3 +175,56 @@ fn traditional_string_values_with_a_format_as_nco() {
         &path(strings_fixture()),
     );
 }
+
+// ------------------------------------------------------------ names, quotes, bounds
+
+/// Names with the characters CDL reserves, a leading digit, single quotes in text,
+/// a bounds variable without units, an empty char scalar, attributes of many digits.
+const ODD: &str = r#"netcdf odd {
+dimensions: x = 2 ; nv = 2 ;
+variables:
+  float x(x) ; x:units = "m" ; x:bounds = "x_bnds" ;
+  float x_bnds(x, nv) ;
+  int v ; v:char\ att\ with\ spaces = "it's" ; v:\1ab = 1 ; v:comma\, = 2 ;
+    v:dbl = 298.27940504282 ; v:flt = -0.001205518f ; v:sq = "a'b" ;
+  char nul ;
+  char q(x) ;
+data:
+  x = 1, 2 ; x_bnds = 0.5, 1.5, 1.5, 2.5 ; v = 7 ; nul = "" ; q = "'" ;
+}"#;
+
+#[test]
+fn reserved_characters_quotes_bounds_and_precision_as_nco() {
+    let s = Scratch::new();
+    let f = crate::common::cdl(&s, "odd", ODD);
+    for args in [
+        &[][..],
+        &["--trd"],
+        &["--json"],
+        &["--trd", "-H", "-C", "-v", "x_bnds,nul"],
+    ] {
+        same_print(args, &f);
+    }
+    let cdl = round_trip(&f, false);
+    // Not vacuous: the escapes went through the printed text.
+    for word in [
+        "v:char\\ att\\ with\\ spaces = \"it\\'s\" ;",
+        "v:\\1ab = 1 ;",
+        "v:comma\\, = 2 ;",
+    ] {
+        assert!(cdl.contains(word), "no {word} in the printed CDL:\n{cdl}");
+    }
+    let trd = nco("ncks")
+        .args(["--trd", "-m", "-v", "v", &f])
+        .succeeds()
+        .stdout;
+    assert!(trd.contains("value = 298.279405043"), "{trd}");
+    let bounds = nco("ncks")
+        .args(["--trd", "-u", "-H", "-C", "-v", "x_bnds", &f])
+        .succeeds();
+    assert!(
+        bounds.stdout.contains("x_bnds[0]=0.5 m"),
+        "{}",
+        bounds.stdout
+    );
+}
