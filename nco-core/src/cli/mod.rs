@@ -467,7 +467,7 @@ impl VarArgs {
     }
 }
 
-/// Hyperslab options (`-d`, `-F`, `--msa_usr_rdr`).
+/// Hyperslab options (`-d`, `-F`, `--msa_usr_rdr`, `-X`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct SlabArgs {
     /// Hyperslab dim,min,max,stride[,subcycle] by index (integers) or coordinate value
