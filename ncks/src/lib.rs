@@ -108,7 +108,7 @@ pub struct Cli {
     pub gpe: Option<String>,
     /// CDL printing: values of variables with time units (`<unit> since <date>`)
     /// printed as dates in their calendar
-    #[arg(long = "cal", visible_alias = "calendar")]
+    #[arg(long = "cal", visible_aliases = ["calendar", "cln"])]
     pub calendar: bool,
     /// Date format of --cal (1-3 imply it): 0 or 1 `1964-03-13 21:09:00` (the date
     /// alone at midnight), 2 `1964-03-13 21:09:00.000000`, 3 ISO 8601
@@ -117,15 +117,15 @@ pub struct Cli {
           value_parser = clap::value_parser!(u8).range(0..=3))]
     pub date_format: Option<u8>,
     /// Print into this file instead of standard output
-    #[arg(long = "prn_fl", visible_alias = "print_file", value_name = "FILE")]
+    #[arg(long = "prn_fl", visible_aliases = ["print_file", "fl_prn"], value_name = "FILE")]
     pub print_file: Option<PathBuf>,
     /// Printing: also show the hidden (special) attributes of a netCDF-4 file:
     /// `_Storage`, `_ChunkSizes`, `_DeflateLevel`, `_Shuffle`, `_Endianness` of each
     /// variable, `_Format`, `_NCProperties`... of the file
     #[arg(long = "hdn", visible_alias = "hidden")]
     pub hidden: bool,
-    /// Printing: show every dimension of the printed groups, used or not (outputs keep
-    /// only the dimensions of their variables, as in NCO 5.1.4)
+    /// Retain all dimensions: every dimension of the printed or written groups, used
+    /// by a variable or not
     #[arg(long = "rad", visible_alias = "retain_all_dimensions")]
     pub all_dims: bool,
     /// Also write the extracted values, unformatted, to this binary file: each
@@ -209,12 +209,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             let mut target = target(prog, &argv, &cli, &out, existing);
             target.provenance.source = Some(input.clone());
             let binary = match &cli.binary {
-                Some(b) => Some(nco_core::output::TempOutput::new(b, prog)?),
+                Some(b) => Some(side_file("-b", b, Some(&out), prog)?),
                 None => None,
             };
             let (out, plan) = extract_to(&target, &cli, &ds, &vars, &sel)?;
             if let Some(bin) = binary {
-                write_binary(&ds, &plan, &sel, !cli.std.slab.dims.is_empty(), &bin)?;
+                write_binary(&ds, &plan, &sel, slabbed(&cli), &bin)?;
                 out.commit()?;
                 return bin.commit();
             }
@@ -276,10 +276,11 @@ fn extract_to(
     let layout = extract::Layout {
         gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
         groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
+        all_dims: cli.all_dims,
     };
     let mut plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
     if cli.md5_digest || cli.md5_attribute {
-        let order = digest::copy_order(&plan.meta, !cli.std.slab.dims.is_empty());
+        let order = digest::copy_order(&plan.meta, slabbed(cli));
         let digests = digest::digests(ds, &plan, sel, &order)?;
         report_digests(&plan.meta, &digests);
         if cli.md5_attribute {
@@ -291,14 +292,54 @@ fn extract_to(
     Ok((out, plan))
 }
 
+/// True when a hyperslab was asked for (`-d` or `-X`): NCO then copies in output order.
+fn slabbed(cli: &Cli) -> bool {
+    !cli.std.slab.dims.is_empty() || !cli.std.slab.aux.is_empty()
+}
+
 /// `ncks: INFO MD5(var) = digest` for each digest, with `-D 1` or more (NCO's words).
 fn report_digests(meta: &nco_core::model::Meta, digests: &[(usize, String)]) {
     if cli::debug_level() >= 1 {
         eprintln!("ncks: INFO Will perform MD5 digests of input and output hyperslabs");
         for (i, d) in digests {
-            eprintln!("ncks: INFO MD5({}) = {d}", meta.var_ref(*i));
+            // NCO 5.1.4 names a variable of a group by its short name here.
+            eprintln!("ncks: INFO MD5({}) = {d}", meta.vars[*i].name);
         }
     }
+}
+
+/// The temporary file of a file written beside the output or instead of standard
+/// output (`-b`, `--prn_fl`), after checking, before any work, that it can replace
+/// `path`: not the netCDF output `out`, not a folder, and writable when it exists (an
+/// immutable file fails here, not after the output was renamed into place).
+///
+/// Errors: each of those, naming `option` and the file.
+fn side_file(
+    option: &str,
+    path: &Path,
+    out: Option<&Path>,
+    prog: &str,
+) -> Result<nco_core::output::TempOutput> {
+    let shown = path.display();
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    };
+    if out.is_some_and(|o| same(o, path)) {
+        return Err(Error::option(
+            option,
+            format!("{shown} is the netCDF output file"),
+        ));
+    }
+    if path.is_dir() {
+        return Err(Error::option(option, format!("{shown} is a folder")));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::option(option, format!("{shown}: {e}")))?;
+    }
+    nco_core::output::TempOutput::new(path, prog).map_err(|e| Error::option(option, e.to_string()))
 }
 
 /// ncks's `-b`: the extracted values of `plan`'s variables, in NCO's order, into the
@@ -381,6 +422,7 @@ fn print_file(
             (_, Some(1)) | (true, _) => Some(DateStyle::Short),
             (false, _) => None,
         },
+        dates_everywhere: all,
         all_dims: cli.all_dims,
         json_format: cli.json_format.unwrap_or(2),
         hidden: if cli.hidden {
@@ -405,7 +447,7 @@ fn print_file(
     }
     if let Some(path) = &cli.print_file {
         // Written through a temporary file: a failed print leaves no half file.
-        let tmp = nco_core::output::TempOutput::new(path, "ncks")?;
+        let tmp = side_file("--prn_fl", path, None, "ncks")?;
         let name = path.display().to_string();
         let file = std::fs::File::create(tmp.path()).map_err(|e| Error::io(&name, e))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);

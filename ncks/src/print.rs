@@ -54,6 +54,9 @@ pub struct PrintOptions {
     pub groups: Vec<usize>,
     /// `--cal` / `--dt_fmt`: CDL data of variables with time units as dates.
     pub dates: Option<DateStyle>,
+    /// Dates in traditional and JSON prints too: NCO 5.1.4 prints them there only
+    /// when no `-H`, `-m`, `-M` or `-P` chose what to print.
+    pub dates_everywhere: bool,
     /// `--rad`: every dimension of a printed group, used or not.
     pub all_dims: bool,
     /// `--jsn_fmt`: JSON verbosity: `shape` and `type` of variables unless the level
@@ -637,7 +640,9 @@ fn trd_var_data(
                 t => format!("'{t}'"),
             }
         } else {
-            trd_value(&vals, 0, &fill, o)
+            let dates = o.dates_everywhere.then(|| var_dates(o, m, v)).flatten();
+            date_text(&vals, 0, &fill, dates.as_ref())
+                .unwrap_or_else(|| trd_value(&vals, 0, &fill, o))
         };
         if o.values_only {
             writeln!(out, "{val}").map_err(io)?;
@@ -731,10 +736,12 @@ fn trd_var_data(
         writeln!(out).map_err(io)?;
         return Ok(());
     }
+    let dates = o.dates_everywhere.then(|| var_dates(o, m, v)).flatten();
     for_each_block(ds, v, &idx, |vals| {
         for i in 0..vals.len() {
             line.clear();
-            let val = trd_value(vals, i, &fill, o);
+            let val = date_text(vals, i, &fill, dates.as_ref())
+                .unwrap_or_else(|| trd_value(vals, i, &fill, o));
             if o.values_only {
                 line.push_str(&val);
             } else {
@@ -1030,6 +1037,37 @@ fn cdl_group(
     Ok(())
 }
 
+/// `--cal`: how variable `v`'s values print as dates, when it is numeric and has time
+/// units (NCO 5.1.4); a bounds variable without units takes its coordinate's (CF
+/// §7.1).
+fn var_dates(o: &PrintOptions, m: &Meta, v: usize) -> Option<(TimeUnits, DateStyle)> {
+    let var = &m.vars[v];
+    let st = o.dates.filter(|_| var.ty.is_numeric())?;
+    let owner = if var.attr("units").is_some() {
+        var
+    } else {
+        bounded_by(m, v)?
+    };
+    let units = owner.attr_text("units")?;
+    let u = TimeUnits::parse(&units, owner.attr_text("calendar").as_deref())?;
+    Some((u, st))
+}
+
+/// A value as a date (`--cal`), `None` when it does not print as one; a missing value
+/// is the empty text (NCO 5.1.4's traditional and JSON prints).
+fn date_text(
+    vals: &Values,
+    i: usize,
+    fill: &Option<Values>,
+    dates: Option<&(TimeUnits, DateStyle)>,
+) -> Option<String> {
+    let (u, st) = dates?;
+    if is_missing(vals, i, fill) {
+        return Some(String::new());
+    }
+    u.format_value(vals.get_f64(i)?, *st)
+}
+
 /// The variable of `v`'s group whose `bounds` or `climatology` attribute names `v`.
 fn bounded_by(m: &Meta, v: usize) -> Option<&Var> {
     let var = &m.vars[v];
@@ -1077,18 +1115,7 @@ fn cdl_var_data(
     let var = &m.vars[v];
     let idx = sel.for_var(m, v);
     let fill = fill_of(var);
-    // --cal: the values of a numeric variable with time units, as dates (NCO 5.1.4);
-    // a bounds variable without units takes its coordinate's (CF §7.1).
-    let dates = o.dates.filter(|_| var.ty.is_numeric()).and_then(|st| {
-        let owner = if var.attr("units").is_some() {
-            var
-        } else {
-            bounded_by(m, v)?
-        };
-        let units = owner.attr_text("units")?;
-        let u = TimeUnits::parse(&units, owner.attr_text("calendar").as_deref())?;
-        Some((u, st))
-    });
+    let dates = var_dates(o, m, v);
     let dates = dates.as_ref();
     let lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let lead = format!("{ind}  ");
@@ -1266,8 +1293,13 @@ fn write_json_data(
     idx: &[Vec<usize>],
     fill: &Option<Values>,
     flat: bool,
+    dates: Option<&(TimeUnits, DateStyle)>,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let leaf = |vals: &Values, i: usize| match date_text(vals, i, fill, dates) {
+        Some(d) => json_string(&d),
+        None => json_value(vals, i, fill),
+    };
     let mut lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let is_char = ds.meta().vars[v].ty == NcType::Char;
     // --jsn_fmt 4 and up: one flat array (of strings for a char array).
@@ -1294,7 +1326,7 @@ fn write_json_data(
                 };
                 json_nest(outer, 0, &text)
             }
-            _ => json_nest(&lens, 0, &|i| json_value(&vals, i, fill)),
+            _ => json_nest(&lens, 0, &|i| leaf(&vals, i)),
         };
         return out.write_all(text.as_bytes()).map_err(io);
     }
@@ -1316,8 +1348,7 @@ fn write_json_data(
             _ => {
                 for i in 0..vals.len() {
                     nest.before_leaf(out)?;
-                    out.write_all(json_value(vals, i, fill).as_bytes())
-                        .map_err(io)?;
+                    out.write_all(leaf(vals, i).as_bytes()).map_err(io)?;
                 }
             }
         }
@@ -1419,7 +1450,9 @@ fn json_group(
             let comma = if fields.is_empty() { "" } else { ",\n" };
             write!(out, "{comma}{ind}    \"data\": ").map_err(io)?;
             let flat = o.json_format & 4 != 0;
-            write_json_data(ds, v, &sel.for_var(m, v), &fill_of(var), flat, out)?;
+            let dates = o.dates_everywhere.then(|| var_dates(o, m, v)).flatten();
+            let idx = sel.for_var(m, v);
+            write_json_data(ds, v, &idx, &fill_of(var), flat, dates.as_ref(), out)?;
         }
         write!(out, "\n{ind}  }}").map_err(io)?;
     }

@@ -628,7 +628,7 @@ fn check_range(
             name,
             format!(
                 "value {v} ({}) does not fit {ty}, the type a {} file stores it as \
-                 (NCO 5.1.4 fails too: write netCDF-4 with -4, or convert it with ncap2 first)",
+                 (NCO 5.1.4 writes a wrapped value there: write netCDF-4 with -4, or convert it with ncap2 first)",
                 values.nc_type(),
                 format.kind_name()
             ),

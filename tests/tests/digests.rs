@@ -215,3 +215,58 @@ fn bad_binary_file_without_an_output_or_in_a_missing_folder() {
         assert_eq!(s.files(), Vec::<String>::new(), "no leftovers");
     }
 }
+
+/// A `-b` file that cannot replace its path (a folder, the netCDF output itself) is
+/// refused before anything is written: the old output stays.
+#[test]
+fn bad_binary_targets_leave_the_old_output() {
+    if is_nco() {
+        return; // NCO 5.1.4 writes the output and fails on the binary file after.
+    }
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    std::fs::write(&out, b"old output").expect("old output");
+    std::fs::create_dir(s.path("dir")).expect("folder");
+    for (bin, why) in [
+        (s.arg("dir"), "is a folder"),
+        (out.clone(), "is the netCDF output"),
+    ] {
+        nco("ncks")
+            .args(["-O", "-b", &bin, "-v", "fld1_int", &fx(), &out])
+            .run()
+            .clean_failure(why);
+        assert_eq!(std::fs::read(&out).expect("output"), b"old output");
+    }
+    assert_eq!(s.files(), ["dir", "out.nc"], "no temporary files");
+}
+
+/// Into netCDF-4 classic, NC_UBYTE is stored as NC_SHORT: the `MD5` attribute is the
+/// digest of the stored values, the one a digest of the output gives (NCO 5.1.4's).
+#[test]
+fn md5_attribute_is_of_the_stored_type() {
+    let s = Scratch::new();
+    let input = s.arg("types.nc");
+    tool("ncgen")
+        .args(["-k", "nc4", "-o", &input])
+        .arg(nco_tests::data_dir().join("nc4types.cdl"))
+        .succeeds();
+    let out = s.arg("out.nc");
+    nco("ncks")
+        .args(["-O", "-7", "--md5_wrt_att", "-C", "-v", "us", &input, &out])
+        .succeeds();
+    let again = nco("ncks")
+        .args(["-D", "1", "--md5_dgs", "-C", "-H", "-v", "us", &out])
+        .succeeds();
+    let digest = again
+        .stderr
+        .lines()
+        .find_map(|l| l.split("MD5(us) = ").nth(1))
+        .unwrap_or_else(|| panic!("no digest in {}", again.stderr))
+        .to_string();
+    let header = nco("ncks").args(["-m", "-v", "us", &out]).succeeds().stdout;
+    assert!(header.contains("int us("), "{header}");
+    assert!(
+        header.contains(&format!("us:MD5 = \"{digest}\"")),
+        "{digest}\n{header}"
+    );
+}

@@ -287,3 +287,88 @@ fn hdn_prints_hidden_attributes_of_netcdf4_files() {
         assert!(!nc3.stdout.contains(hidden), "{hidden}: {}", nc3.stdout);
     }
 }
+
+/// `--cal` in traditional and JSON prints: dates when nothing chose what to print (no
+/// -H, -m, -M, -P), a missing value empty; numbers otherwise (NCO 5.1.4's rules).
+#[test]
+fn cal_in_traditional_and_json_prints() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let trd = nco("ncks")
+        .args(["--cal", "--trd", "-C", "-v", "s", &f])
+        .succeeds()
+        .stdout;
+    assert!(
+        trd.contains("s[0]=2000-01-01 00:00:0.5000000 seconds since 2000-01-01"),
+        "{trd}"
+    );
+    assert!(trd.contains("s[1]= seconds since 2000-01-01"), "{trd}");
+    let json = nco("ncks")
+        .args(["--cal", "--json", "-C", "-v", "t360", &f])
+        .succeeds()
+        .stdout;
+    assert!(
+        json.contains(r#""data": ["2013-02-29", "2013-02-30", "2013-03-01"]"#),
+        "{json}"
+    );
+    let chosen = nco("ncks")
+        .args(["--cal", "--json", "-H", "-C", "-v", "t360", &f])
+        .succeeds();
+    assert!(
+        chosen.stdout.contains(r#""data": [58, 59, 60]"#),
+        "{}",
+        chosen.stdout
+    );
+}
+
+/// `--rad` into an output: every dimension of the input, the unused ones fixed (the
+/// record dimension no variable uses too), as NCO 5.1.4 writes them.
+#[test]
+fn rad_keeps_every_dimension_in_outputs() {
+    let s = Scratch::new();
+    let f = cdl(&s, "cal", CAL);
+    let out = s.arg("out.nc");
+    nco("ncks")
+        .args(["-O", "--rad", "-v", "x", &f, &out])
+        .succeeds();
+    let header = nco_tests::ncdump(&["-h"], &out);
+    for d in ["n = 3 ;", "nv = 2 ;", "time = 2 ;"] {
+        assert!(header.contains(d), "{d} in\n{header}");
+    }
+    nco("ncks").args(["-O", "-v", "x", &f, &out]).succeeds();
+    assert!(
+        !nco_tests::ncdump(&["-h"], &out).contains("nv ="),
+        "without --rad"
+    );
+}
+
+/// Units NCO 5.1.4 (UDUnits) reads: an ISO `Z` after the reference time,
+/// milliseconds, `after` for `since`.
+#[test]
+fn cal_reads_iso_utc_milliseconds_and_after() {
+    let s = Scratch::new();
+    for (units, want) in [
+        (
+            "seconds since 1970-01-01T00:00:00Z",
+            r#"v = "1970-01-01 00:00:01", "1970-01-01 00:41:40" ;"#,
+        ),
+        (
+            "milliseconds since 2000-01-01",
+            r#"v = "2000-01-01 00:00:0.0010000", "2000-01-01 00:00:2.5000000" ;"#,
+        ),
+        (
+            "minutes after 2000-01-01",
+            r#"v = "2000-01-01 00:01:00", "2000-01-02 17:40:00" ;"#,
+        ),
+    ] {
+        let f = cdl(
+            &s,
+            "u",
+            &format!(
+                "netcdf u {{ dimensions: n = 2 ; variables: double v(n) ; v:units = \"{units}\" ; \
+                 data: v = 1, 2500 ; }}"
+            ),
+        );
+        assert_eq!(data_lines(&["--cal", "-C"], &f), want, "{units}");
+    }
+}

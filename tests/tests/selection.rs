@@ -403,3 +403,14 @@ fn counted_repetitions_in_variable_regexes() {
         assert!(header.contains(v), "{v} in\n{header}");
     }
 }
+
+/// A coordinate range with equal bounds picks the nearest value, as a lone value does
+/// (NCO 5.1.4: `-d lon,100.,100.` gives lon = 90).
+#[test]
+fn equal_coordinate_bounds_pick_the_nearest_value() {
+    same_extraction(&["-v", "lon", "-d", "lon,100.,100."]);
+    assert_eq!(
+        nco_tests::value(&fx(), "lon", "%g", &["-d", "lon,100.,100."]),
+        "90"
+    );
+}

@@ -10,6 +10,10 @@
 //!   CDF-2 output without any `-d`, the fixed variables, then the record variables,
 //!   each in output order (what NCO calls its "MM3 workaround"); otherwise (CDF-5,
 //!   netCDF-4, any hyperslab) simply the output order;
+//! - digests are of the values the output stores: converted to its type (NC_UBYTE as
+//!   NC_SHORT into netCDF-4 classic, as NCO 5.1.4 digests them there; into netCDF3
+//!   NCO digests the unconverted values, ours the stored ones); a `-b` file holds the
+//!   input's type, as NCO's;
 //! - NC_STRING: NCO digests and writes the addresses of the strings (a digest that
 //!   changes from run to run, a binary file of pointers). Ours digests each string's
 //!   UTF-8 bytes followed by a NUL (the strings' C layout), and `-b` refuses the
@@ -21,7 +25,7 @@ use crate::dataset::Dataset;
 use crate::extract;
 use crate::hyperslab::Selection;
 use crate::model::{Attr, Format, Meta};
-use crate::types::Values;
+use crate::types::{NcType, Values};
 use crate::{Error, Result};
 
 /// The name of the attribute `--md5_wrt_att` gives each variable.
@@ -57,15 +61,18 @@ pub fn for_each_block(
     Ok(())
 }
 
-/// The MD5 digest of input variable `s` of `ds` under `sel` as 32 lower-case hex
-/// digits (NCO's `MD5(var) = ...` and its `MD5` attribute).
+/// The MD5 digest of input variable `s` of `ds` under `sel`, its values as type `ty`
+/// (the output's: a netCDF-4 classic output stores NC_UBYTE as NC_SHORT), as 32
+/// lower-case hex digits (NCO's `MD5(var) = ...` and its `MD5` attribute).
 ///
 /// Errors: read errors.
-pub fn md5_hex(ds: &Dataset, s: usize, sel: &Selection) -> Result<String> {
+pub fn md5_hex(ds: &Dataset, s: usize, sel: &Selection, ty: NcType) -> Result<String> {
     use md5::{Digest, Md5};
     let mut h = Md5::new();
     let mut buf = Vec::new();
     for_each_block(ds, s, sel, |v| {
+        let converted = (v.nc_type() != ty).then(|| v.convert(ty)).flatten();
+        let v = converted.as_ref().unwrap_or(v);
         buf.clear();
         if !v.encode_ne(&mut buf) {
             if let Values::Str(strings) = v {
@@ -93,8 +100,13 @@ pub fn digests(
 ) -> Result<Vec<(usize, String)>> {
     order
         .iter()
-        .map(|&i| Ok((i, md5_hex(ds, plan.src[i], sel)?)))
+        .map(|&i| Ok((i, md5_hex(ds, plan.src[i], sel, stored(plan, i))?)))
         .collect()
+}
+
+/// The type output variable `i` of `plan` is stored as in the output's format.
+fn stored(plan: &extract::Plan, i: usize) -> NcType {
+    crate::rules::formats::stored_type(plan.meta.format, plan.meta.vars[i].ty)
 }
 
 /// Give each digested output variable its `MD5` text attribute (replacing one it
@@ -126,6 +138,7 @@ pub fn write_binary(
     let mut buf = Vec::new();
     for &i in order {
         let name = plan.meta.var_ref(i);
+        // The values in the input's type (NCO 5.1.4 writes them so, in every format).
         for_each_block(ds, plan.src[i], sel, |v| {
             buf.clear();
             if !v.encode_ne(&mut buf) {
@@ -144,7 +157,6 @@ pub fn write_binary(
 mod tests {
     use super::*;
     use crate::model::{Dim, Var};
-    use crate::types::NcType;
 
     fn var(name: &str, dims: Vec<usize>) -> Var {
         Var::new(name, NcType::Float, dims)

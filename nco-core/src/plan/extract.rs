@@ -52,6 +52,11 @@ pub struct Layout {
     /// Input groups written even when none of their variables is (with their
     /// attributes): ncks keeps every group `-g` selects, and all without `-v`.
     pub groups: Vec<usize>,
+    /// `--rad` (ncks): every dimension of the written groups, used or not, as NCO
+    /// 5.1.4 writes them: the unused ones after the used ones, fixed (a record
+    /// dimension no variable uses too); a name already taken in the output's group, as
+    /// by flattening, is not written twice.
+    pub all_dims: bool,
 }
 
 /// Define the output of extracting `vars` (input indices, in output order) with `sel`,
@@ -191,6 +196,29 @@ pub fn plan_with(
             storage: Storage::default(),
             group,
         });
+    }
+    if layout.all_dims {
+        for (d, id) in input.dims.iter().enumerate() {
+            let Some(group) = gmap[id.group] else {
+                continue;
+            };
+            if dim_map[d].is_some()
+                || meta
+                    .dims
+                    .iter()
+                    .any(|o| o.group == group && o.name == id.name)
+            {
+                continue;
+            }
+            // Fixed, of its (selected) length, even the record dimension: no variable
+            // writes records along it (NCO 5.1.4).
+            meta.dims.push(Dim {
+                name: id.name.clone(),
+                len: sel.len(input, d),
+                unlimited: false,
+                group,
+            });
+        }
     }
     apply_storage(&mut meta, input, vars, storage);
     Ok(Plan {

@@ -187,6 +187,7 @@ impl Target {
         let layout = Layout {
             gpe: None,
             groups: crate::select::whole_groups(input, args)?,
+            all_dims: false,
         };
         self.plan_extract_with(input, vars, sel, rec, &layout)
     }

@@ -48,6 +48,8 @@ pub fn parse_date(s: &str) -> Option<DateTime> {
             Some(i) => (&rest[..i], rest[i + 1..].trim()),
             None => (rest, ""),
         };
+        // ISO 8601's `Z` (UTC) right after the time: `00:00:00Z`, `T00Z`.
+        let time = time.strip_suffix(['Z', 'z']).unwrap_or(time);
         tz = zone;
         let f: Vec<&str> = time.split(':').collect();
         let h: f64 = f.first()?.parse().ok()?;
@@ -107,6 +109,8 @@ fn day_number(dt: &DateTime, calendar: Option<&str>) -> f64 {
 pub fn unit_seconds(unit: &str) -> Option<f64> {
     Some(match unit.trim().to_ascii_lowercase().as_str() {
         "second" | "seconds" | "sec" | "secs" | "s" => 1.0,
+        "millisecond" | "milliseconds" | "msec" | "msecs" | "ms" => 1e-3,
+        "microsecond" | "microseconds" | "usec" | "usecs" | "us" => 1e-6,
         "minute" | "minutes" | "min" | "mins" => 60.0,
         "hour" | "hours" | "hr" | "hrs" | "h" => 3600.0,
         "day" | "days" | "d" => 86_400.0,
@@ -115,12 +119,15 @@ pub fn unit_seconds(unit: &str) -> Option<f64> {
     })
 }
 
-/// Split `"<unit> since <date>"` into the unit's seconds and the reference date.
+/// Split `"<unit> since <date>"` into the unit's seconds and the reference date
+/// (UDUnits' other words for `since` too: `after`, `from`, `ref`, `@`).
 pub fn parse_units(units: &str) -> Option<(f64, DateTime)> {
     let lower = units.to_ascii_lowercase();
-    let i = lower.find(" since ")?;
+    let (i, word) = [" since ", " after ", " from ", " ref ", " @ "]
+        .iter()
+        .find_map(|w| lower.find(w).map(|i| (i, w.len())))?;
     let secs = unit_seconds(&units[..i])?;
-    let date = parse_date(&units[i + 7..])?;
+    let date = parse_date(&units[i + word..])?;
     Some((secs, date))
 }
 
@@ -449,6 +456,35 @@ mod tests {
     use super::*;
 
     /// NCO 5.1.4's `ncks --cal` / `--dt_fmt` prints of its test file's variables.
+    #[test]
+    fn iso_utc_suffix_sub_second_units_and_other_words_for_since() {
+        let p = |units: &str, x: f64| {
+            TimeUnits::parse(units, None)
+                .and_then(|u| u.format_value(x, DateStyle::Short))
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            p("seconds since 1970-01-01T00:00:00Z", 1.0),
+            "1970-01-01 00:00:01"
+        );
+        assert_eq!(
+            p("seconds since 1970-01-01 00:00:00Z", 1.0),
+            "1970-01-01 00:00:01"
+        );
+        assert_eq!(p("days since 1970-01-01T00Z", 1.0), "1970-01-02");
+        assert_eq!(
+            p("milliseconds since 2000-01-01", 1500.0),
+            "2000-01-01 00:00:1.5000000"
+        );
+        assert_eq!(p("ms since 2000-01-01", 60_000.0), "2000-01-01 00:01:00");
+        assert_eq!(
+            p("microseconds since 2000-01-01", 2e6),
+            "2000-01-01 00:00:02"
+        );
+        assert_eq!(p("minutes after 2000-01-01", 90.0), "2000-01-01 01:30:00");
+        assert_eq!(p("days from 2000-01-01", 1.0), "2000-01-02");
+    }
+
     #[test]
     fn values_print_as_nco_prints_them_with_cal() {
         let p = |units: &str, cal: Option<&str>, x: f64, style: DateStyle| {

@@ -290,9 +290,10 @@ pub fn resolve_one(spec: &HyperslabSpec, info: &DimInfo<'_>, fortran: bool) -> R
             Some(b) => to_value(b)?,
             None => None,
         };
-        if spec.single {
-            // The nearest point, among the coordinate values that are numbers (a NaN
-            // coordinate is never nearest).
+        // A lone value, or a range whose bounds are equal (NCO 5.1.4: `-d lon,100.,100.`
+        // picks 90 as `-d lon,100.` does): the nearest point, among the coordinate
+        // values that are numbers (a NaN coordinate is never nearest).
+        if spec.single || (vmin.is_some() && vmin == vmax) {
             let x = vmin.unwrap_or(0.0);
             if !x.is_finite() {
                 return Err(bad(format!(
@@ -537,6 +538,8 @@ mod tests {
         // Ranges skip NaN coordinates.
         assert_eq!(one("x,0.,100.").unwrap(), [1, 3]);
         assert!(one("x,11.,29.").is_err());
+        // Equal bounds pick the nearest point, as a lone value does (NCO 5.1.4).
+        assert_eq!(one("x,29.,29.").unwrap(), [3]);
         // A NaN bound is refused; an infinite one bounds nothing.
         assert!(HyperslabSpec::parse("x,nan").is_err());
         assert!(HyperslabSpec::parse("x,0.,NaN").is_err());
