@@ -372,3 +372,19 @@ fn cal_reads_iso_utc_milliseconds_and_after() {
         assert_eq!(data_lines(&["--cal", "-C"], &f), want, "{units}");
     }
 }
+
+/// `standard` is proleptic Gregorian here; NCO 5.1.4 counts days before 1582-10-15 in
+/// the Julian calendar (CF's mixed calendar): 36500 days since 1500-01-01 is
+/// 1599-12-08 here, 1599-12-17 in NCO (README, compatibility notes).
+#[test]
+fn standard_calendar_before_1582_is_proleptic_here() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "old",
+        r#"netcdf old { variables: double t ; t:units = "days since 1500-01-01" ;
+        data: t = 36500 ; }"#,
+    );
+    let want = if is_nco() { "1599-12-17" } else { "1599-12-08" };
+    assert_eq!(data_lines(&["--cal"], &f), format!("t = \"{want}\" ;"));
+}
