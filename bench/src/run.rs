@@ -627,18 +627,16 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
                     let (a, b) = (&x.outs[k], &y.outs[k]);
                     let (a_s, b_s) = (a.to_string_lossy(), b.to_string_lossy());
                     if kind.text_output() {
-                        // Printed text: NCO's, byte for byte.
-                        match (std::fs::read(a), std::fs::read(b)) {
-                            (Ok(x), Ok(y)) if x == y => {}
-                            (Ok(x), Ok(y)) => problems.push(format!(
-                                "{who}{}: the text differs from NCO's ({} and {} bytes)",
-                                a.display(),
-                                x.len(),
-                                y.len()
+                        // Printed text: NCO's, byte for byte (streamed: a whole text
+                        // read here would raise this process's peak memory, which
+                        // every later child's peak then reports as its floor).
+                        match same_bytes(a, b) {
+                            Ok(None) => {}
+                            Ok(Some((x, y))) => problems.push(format!(
+                                "{who}{}: the text differs from NCO's ({x} and {y} bytes)",
+                                a.display()
                             )),
-                            (Err(e), _) | (_, Err(e)) => {
-                                problems.push(format!("{who}{}: {e}", a.display()))
-                            }
+                            Err(e) => problems.push(format!("{who}{}: {e}", a.display())),
                         }
                         if !problems.is_empty() {
                             break 'pairs;
@@ -741,6 +739,30 @@ pub fn run_row(plan: &Plan, opt: &RunOptions, launch: &Launch, input_problem: Op
         }
     }
     row
+}
+
+/// Compare two files in 1 MiB blocks: `None` when their bytes are equal, else their
+/// lengths.
+///
+/// Errors: either cannot be read.
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<Option<(u64, u64)>> {
+    use std::io::Read;
+    let (la, lb) = (a.metadata()?.len(), b.metadata()?.len());
+    if la != lb {
+        return Ok(Some((la, lb)));
+    }
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let n = fa.read(&mut x)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        fb.read_exact(&mut y[..n])?;
+        if x[..n] != y[..n] {
+            return Ok(Some((la, lb)));
+        }
+    }
 }
 
 /// "2.3x" or "-".
@@ -1039,6 +1061,22 @@ pub fn run_all(opt: &RunOptions) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_compare_block_by_block() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&a, &big).unwrap();
+        std::fs::write(&b, &big).unwrap();
+        let mut other = big.clone();
+        other[2_500_000] ^= 1;
+        std::fs::write(&c, &other).unwrap();
+        assert_eq!(same_bytes(&a, &b).unwrap(), None);
+        assert_eq!(same_bytes(&a, &c).unwrap(), Some((3_000_000, 3_000_000)));
+        std::fs::write(&c, &big[..10]).unwrap();
+        assert_eq!(same_bytes(&a, &c).unwrap(), Some((3_000_000, 10)));
+    }
 
     #[test]
     fn sides_alternate_and_cdo_is_last() {
