@@ -373,18 +373,30 @@ fn cal_reads_iso_utc_milliseconds_and_after() {
     }
 }
 
-/// `standard` is proleptic Gregorian here; NCO 5.1.4 counts days before 1582-10-15 in
-/// the Julian calendar (CF's mixed calendar): 36500 days since 1500-01-01 is
-/// 1599-12-08 here, 1599-12-17 in NCO (README, compatibility notes).
+/// `standard` is CF's mixed calendar, Julian before 1582-10-15, as NCO 5.1.4 counts
+/// (36500 days since 1500-01-01 is 1599-12-17); `proleptic_gregorian` is Gregorian
+/// at every date here (1599-12-08), where NCO 5.1.4 counts it as the mixed calendar
+/// (README, compatibility notes).
 #[test]
-fn standard_calendar_before_1582_is_proleptic_here() {
+fn standard_calendar_is_julian_before_1582() {
     let s = Scratch::new();
-    let f = cdl(
-        &s,
-        "old",
-        r#"netcdf old { variables: double t ; t:units = "days since 1500-01-01" ;
-        data: t = 36500 ; }"#,
-    );
-    let want = if is_nco() { "1599-12-17" } else { "1599-12-08" };
-    assert_eq!(data_lines(&["--cal"], &f), format!("t = \"{want}\" ;"));
+    for (cal, ours, nco_) in [
+        ("standard", "1599-12-17", "1599-12-17"),
+        ("proleptic_gregorian", "1599-12-08", "1599-12-17"),
+    ] {
+        let f = cdl(
+            &s,
+            "old",
+            &format!(
+                "netcdf old {{ variables: double t ; t:units = \"days since 1500-01-01\" ; \
+                 t:calendar = \"{cal}\" ; data: t = 36500 ; }}"
+            ),
+        );
+        let want = if is_nco() { nco_ } else { ours };
+        assert_eq!(
+            data_lines(&["--cal"], &f),
+            format!("t = \"{want}\" ;"),
+            "{cal}"
+        );
+    }
 }

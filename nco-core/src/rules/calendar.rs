@@ -1,8 +1,8 @@
 //! Dates in CF time units (`hours since 1900-01-01 00:00:0.0`): enough of UDUnits for
 //! date-valued hyperslab bounds and for converting time values between files.
 //!
-//! Calendars (CF conventions §4.4.1): `standard`/`gregorian`/`proleptic_gregorian`
-//! (treated as proleptic Gregorian), `julian`, `noleap`/`365_day`, `all_leap`/`366_day`,
+//! Calendars (CF conventions §4.4.1): `standard`/`gregorian` (CF's mixed calendar:
+//! Julian before 1582-10-15), `proleptic_gregorian`, `julian`, `noleap`/`365_day`, `all_leap`/`366_day`,
 //! `360_day`; a missing `calendar` attribute is `standard`. Units are `second`,
 //! `minute`, `hour`, `day` and `week` (with plurals and abbreviations) since a date;
 //! `month` and `year`, whose length UDUnits fixes at a twelfth of a tropical year,
@@ -89,21 +89,37 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Days since an arbitrary fixed origin for `dt` in `calendar`.
+/// Days since an arbitrary fixed origin for `dt` in `calendar` (a name this module
+/// does not know counts as `standard`, as NCO takes it), without checking that the
+/// date exists there.
 fn day_number(dt: &DateTime, calendar: Option<&str>) -> f64 {
-    const CUM: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
-    let cal = calendar.unwrap_or("standard").to_ascii_lowercase();
-    let days = match cal.as_str() {
-        "noleap" | "365_day" => dt.year * 365 + CUM[(dt.month - 1) as usize] + dt.day - 1,
-        "all_leap" | "366_day" => {
-            let leap = i64::from(dt.month > 2);
-            dt.year * 366 + CUM[(dt.month - 1) as usize] + leap + dt.day - 1
-        }
-        "360_day" => dt.year * 360 + (dt.month - 1) * 30 + dt.day - 1,
-        _ => days_from_civil(dt.year, dt.month, dt.day),
-    };
-    days as f64 + dt.seconds / 86_400.0
+    let cal = Calendar::parse(calendar).unwrap_or(Calendar::Standard);
+    cal.day_count(dt.year, dt.month, dt.day) as f64 + dt.seconds / 86_400.0
 }
+
+/// The Julian calendar's day number of a date, on the same origin as
+/// [`days_from_civil`] (1970-01-01 Gregorian; Richards' algorithm).
+fn julian_days(year: i64, month: i64, day: i64) -> i64 {
+    let a = (14 - month) / 12;
+    let y = year + 4800 - a;
+    let m = month + 12 * a - 3;
+    day + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - 32_083 - 2_440_588
+}
+
+/// The Julian date of day number `n` (the inverse of [`julian_days`]).
+fn julian_date(n: i64) -> (i64, i64, i64) {
+    let c = n + 2_440_588 + 32_082;
+    let d = (4 * c + 3).div_euclid(1461);
+    let e = c - (1461 * d).div_euclid(4);
+    let m = (5 * e + 2) / 153;
+    let day = e - (153 * m + 2) / 5 + 1;
+    let month = m + 3 - 12 * (m / 10);
+    (d - 4800 + m / 10, month, day)
+}
+
+/// The first day of the Gregorian calendar in the mixed `standard` calendar
+/// (1582-10-15, the day after Julian 1582-10-04).
+const GREGORIAN_START: (i64, i64, i64) = (1582, 10, 15);
 
 /// Seconds in one unit of a CF time unit name, `None` when not a time unit.
 pub fn unit_seconds(unit: &str) -> Option<f64> {
@@ -143,8 +159,12 @@ pub fn date_to_value(date: &str, units: &str, calendar: Option<&str>) -> Option<
 /// A CF calendar (§4.4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Calendar {
-    /// `standard`, `gregorian`, `proleptic_gregorian` (all proleptic Gregorian here).
+    /// `standard`, `gregorian`: CF's mixed calendar, Julian up to 1582-10-04, then
+    /// Gregorian from 1582-10-15 (the ten days between do not exist), as NCO (UDUnits)
+    /// counts.
     Standard,
+    /// `proleptic_gregorian`: Gregorian at every date.
+    ProlepticGregorian,
     /// `julian`.
     Julian,
     /// `noleap`, `365_day`.
@@ -161,7 +181,8 @@ impl Calendar {
     pub fn parse(name: Option<&str>) -> Option<Calendar> {
         let name = name.map_or("standard".to_string(), |n| n.trim().to_ascii_lowercase());
         Some(match name.as_str() {
-            "standard" | "gregorian" | "proleptic_gregorian" | "" => Calendar::Standard,
+            "standard" | "gregorian" | "" => Calendar::Standard,
+            "proleptic_gregorian" => Calendar::ProlepticGregorian,
             "julian" => Calendar::Julian,
             "noleap" | "365_day" | "no_leap" => Calendar::NoLeap,
             "all_leap" | "366_day" => Calendar::AllLeap,
@@ -172,8 +193,10 @@ impl Calendar {
 
     fn days_in_month(self, year: i64, month: i64) -> i64 {
         const LEN: [i64; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let gregorian = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
         let leap = match self {
-            Calendar::Standard => (year % 4 == 0 && year % 100 != 0) || year % 400 == 0,
+            Calendar::Standard if year < GREGORIAN_START.0 => year.rem_euclid(4) == 0,
+            Calendar::Standard | Calendar::ProlepticGregorian => gregorian,
             Calendar::Julian => year.rem_euclid(4) == 0,
             Calendar::NoLeap => false,
             Calendar::AllLeap => true,
@@ -185,25 +208,31 @@ impl Calendar {
     /// Day number of a date (any fixed origin per calendar); `None` when the date does
     /// not exist in the calendar.
     fn day(self, year: i64, month: i64, day: i64) -> Option<i64> {
-        const CUM: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
         if !(1..=12).contains(&month) || day < 1 || day > self.days_in_month(year, month) {
             return None;
         }
-        Some(match self {
-            Calendar::Standard => days_from_civil(year, month, day),
-            Calendar::Julian => {
-                // Julian day number (Richards' algorithm), shifted to 1970-01-01 Gregorian.
-                let a = (14 - month) / 12;
-                let y = year + 4800 - a;
-                let m = month + 12 * a - 3;
-                day + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - 32_083 - 2_440_588
+        let skipped = (year, month) == (1582, 10) && (5..15).contains(&day);
+        if self == Calendar::Standard && skipped {
+            return None;
+        }
+        Some(self.day_count(year, month, day))
+    }
+
+    /// [`Calendar::day`] without checking that the date exists (a day past the end
+    /// of a month runs on into the next).
+    fn day_count(self, year: i64, month: i64, day: i64) -> i64 {
+        const CUM: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+        let m = month.clamp(1, 12);
+        match self {
+            Calendar::Standard if (year, month, day) < GREGORIAN_START => {
+                julian_days(year, month, day)
             }
-            Calendar::NoLeap => year * 365 + CUM[(month - 1) as usize] + day - 1,
-            Calendar::AllLeap => {
-                year * 366 + CUM[(month - 1) as usize] + i64::from(month > 2) + day - 1
-            }
+            Calendar::Standard | Calendar::ProlepticGregorian => days_from_civil(year, month, day),
+            Calendar::Julian => julian_days(year, month, day),
+            Calendar::NoLeap => year * 365 + CUM[(m - 1) as usize] + day - 1,
+            Calendar::AllLeap => year * 366 + CUM[(m - 1) as usize] + i64::from(m > 2) + day - 1,
             Calendar::Day360 => year * 360 + (month - 1) * 30 + day - 1,
-        })
+        }
     }
 
     /// The date of day number `n` (the inverse of `day`).
@@ -216,17 +245,11 @@ impl Calendar {
             }
             (year, month, doy + 1)
         };
+        let (gy, gm, gd) = GREGORIAN_START;
         match self {
-            Calendar::Standard => civil_from_days(n),
-            Calendar::Julian => {
-                let c = n + 2_440_588 + 32_082;
-                let d = (4 * c + 3).div_euclid(1461);
-                let e = c - (1461 * d).div_euclid(4);
-                let m = (5 * e + 2) / 153;
-                let day = e - (153 * m + 2) / 5 + 1;
-                let month = m + 3 - 12 * (m / 10);
-                (d - 4800 + m / 10, month, day)
-            }
+            Calendar::Standard if n < days_from_civil(gy, gm, gd) => julian_date(n),
+            Calendar::Standard | Calendar::ProlepticGregorian => civil_from_days(n),
+            Calendar::Julian => julian_date(n),
             Calendar::NoLeap => from_year_day(n.div_euclid(365), n.rem_euclid(365), self),
             Calendar::AllLeap => from_year_day(n.div_euclid(366), n.rem_euclid(366), self),
             Calendar::Day360 => {
@@ -456,6 +479,37 @@ mod tests {
     use super::*;
 
     /// NCO 5.1.4's `ncks --cal` / `--dt_fmt` prints of its test file's variables.
+    /// CF's mixed calendar for `standard`: Julian up to 1582-10-04, then 1582-10-15;
+    /// NCO 5.1.4 (UDUnits) dates are so (36500 days since 1500-01-01 is 1599-12-17).
+    #[test]
+    fn standard_is_julian_before_1582_10_15() {
+        let p = |cal: &str, units: &str, x: f64| {
+            TimeUnits::parse(units, Some(cal))
+                .and_then(|u| u.format_value(x, DateStyle::Short))
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            p("standard", "days since 1500-01-01", 36500.0),
+            "1599-12-17"
+        );
+        assert_eq!(p("gregorian", "days since 1582-10-01", 4.0), "1582-10-15");
+        assert_eq!(
+            p("proleptic_gregorian", "days since 1500-01-01", 36500.0),
+            "1599-12-08"
+        );
+        assert_eq!(p("julian", "days since 1582-10-01", 4.0), "1582-10-05");
+        assert_eq!(Calendar::Standard.day(1582, 10, 10), None, "a skipped day");
+        assert_eq!(
+            Calendar::Standard.day(1500, 2, 29).map(|_| ()),
+            Some(()),
+            "Julian leap"
+        );
+        assert_eq!(
+            date_to_value("1582-10-15", "days since 1582-10-04", Some("standard")),
+            Some(1.0)
+        );
+    }
+
     #[test]
     fn iso_utc_suffix_sub_second_units_and_other_words_for_since() {
         let p = |units: &str, x: f64| {
@@ -610,9 +664,21 @@ mod tests {
             "days since 2000-01-01",
             Some("gregorian"),
             "days since 2000-01-01 00:00:00",
-            Some("proleptic_gregorian"),
+            Some("standard"),
         );
         assert_eq!(same, Ok(TimeConversion::Identity));
+        // gregorian (mixed) and proleptic_gregorian agree from 1582-10-15 on only.
+        let c = TimeConversion::new(
+            "days since 2000-01-01",
+            Some("gregorian"),
+            "days since 2000-01-01",
+            Some("proleptic_gregorian"),
+        )
+        .unwrap();
+        assert_eq!(c.apply(15.5), Ok(15.5));
+        // 200000 days before 2000 is in 1452, where a Julian date is 9 days behind the
+        // Gregorian one: the same date is 9 days earlier in the proleptic calendar.
+        assert_eq!(c.apply(-200_000.0), Ok(-200_009.0));
         assert!(matches!(
             TimeConversion::new(
                 "months since 2000-01-01",
