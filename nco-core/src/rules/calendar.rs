@@ -508,6 +508,19 @@ mod tests {
             date_to_value("1582-10-15", "days since 1582-10-04", Some("standard")),
             Some(1.0)
         );
+        // A `-d` date in a julian file counts Julian days (1900 is a leap year there).
+        assert_eq!(
+            date_to_value("1900-03-01", "days since 1900-02-28", Some("julian")),
+            Some(2.0)
+        );
+        assert_eq!(
+            date_to_value(
+                "1900-03-01",
+                "days since 1900-02-28",
+                Some("proleptic_gregorian")
+            ),
+            Some(1.0)
+        );
     }
 
     #[test]
