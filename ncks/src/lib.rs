@@ -281,7 +281,7 @@ fn extract_to(
     let mut plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
     if cli.md5_digest || cli.md5_attribute {
         let order = digest::copy_order(&plan.meta, slabbed(cli));
-        let digests = digest::digests(ds, &plan, sel, &order)?;
+        let digests = digest::digests(ds, &plan.meta, |i| plan.src[i], sel, &order)?;
         report_digests(&plan.meta, &digests);
         if cli.md5_attribute {
             digest::put_md5_attributes(&mut plan.meta, &digests);
@@ -436,11 +436,10 @@ fn print_file(
     }
     if cli.md5_digest || cli.md5_attribute {
         // The printed variables are digested in the order printed (NCO 5.1.4).
-        let plan = extract::Plan {
-            meta: ds.meta().clone(),
-            src: (0..ds.meta().vars.len()).collect(),
-        };
-        report_digests(ds.meta(), &digest::digests(ds, &plan, sel, vars)?);
+        report_digests(
+            ds.meta(),
+            &digest::digests(ds, ds.meta(), |v| v, sel, vars)?,
+        );
     }
     if cli.std.common.quiet {
         return Ok(());

@@ -173,3 +173,33 @@ fn bad_boxes_are_errors_naming_x() {
     bad_input("nces", &["-X", "0,10,30", &f], "-X", "");
     bad_input("ncks", &["-X", "0,10,30,-30", &f], "latitude minimum", "");
 }
+
+/// Packed auxiliary coordinates are unpacked before the box is applied (lat stored
+/// as shorts of 0.01 degree). NCO 5.1.4 does not take such a latitude as an
+/// auxiliary coordinate and stops (README, compatibility notes).
+#[test]
+fn packed_auxiliary_coordinates_are_unpacked() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "packed",
+        r#"netcdf packed { dimensions: pt = 3 ;
+        variables: short lat(pt) ; lat:standard_name = "latitude" ; lat:scale_factor = 0.01 ;
+          double lon(pt) ; lon:standard_name = "longitude" ;
+          float v(pt) ; v:coordinates = "lat lon" ;
+        data: lat = -4500, 1000, 4500 ; lon = 10, 20, 30 ; v = 1, 2, 3 ; }"#,
+    );
+    assert_eq!(
+        kept(
+            "ncks",
+            &["-X", "0.,40.,-20.,20.", "-v", "v"],
+            &[&f],
+            "v",
+            &s
+        ),
+        "2"
+    );
+}

@@ -45,20 +45,20 @@ pub fn copy_order(out: &Meta, slabbed: bool) -> Vec<usize> {
     fixed.into_iter().chain(rec).collect()
 }
 
+/// The blocks digests and binary files read a variable in ([`Dataset::read_blocks`]).
+const BLOCK_BYTES: usize = 64 << 20;
+
 /// Call `f` with the values of input variable `s` of `ds` under `sel`, block after
-/// block in file order (about 64 MiB each, as [`extract::selected_reads`] cuts them).
+/// block in file order ([`Dataset::read_blocks`]).
 ///
 /// Errors: read errors, and those of `f`.
-pub fn for_each_block(
+fn for_each_block(
     ds: &Dataset,
     s: usize,
     sel: &Selection,
     mut f: impl FnMut(&Values) -> Result<()>,
 ) -> Result<()> {
-    for (_, idx) in extract::selected_reads(ds.meta(), s, sel) {
-        f(&ds.read(s, &idx)?)?;
-    }
-    Ok(())
+    ds.read_blocks(s, &sel.for_var(ds.meta(), s), BLOCK_BYTES, |_, v| f(&v))
 }
 
 /// The MD5 digest of input variable `s` of `ds` under `sel`, its values as type `ty`
@@ -88,25 +88,23 @@ pub fn md5_hex(ds: &Dataset, s: usize, sel: &Selection, ty: NcType) -> Result<St
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The digests of the output variables `order` (indices into `plan.meta`), each of
-/// its source `plan.src[i]` of `ds` under `sel`: `(output index, digest)`.
+/// The digests of the variables `order` (indices into `out`, the output's
+/// definitions or, for a print, the input's own), each of its source `src[i]` of `ds`
+/// under `sel`, as `out` stores it: `(index, digest)`.
 ///
 /// Errors: read errors.
 pub fn digests(
     ds: &Dataset,
-    plan: &extract::Plan,
+    out: &Meta,
+    src: impl Fn(usize) -> usize,
     sel: &Selection,
     order: &[usize],
 ) -> Result<Vec<(usize, String)>> {
+    let stored = |i: usize| crate::rules::formats::stored_type(out.format, out.vars[i].ty);
     order
         .iter()
-        .map(|&i| Ok((i, md5_hex(ds, plan.src[i], sel, stored(plan, i))?)))
+        .map(|&i| Ok((i, md5_hex(ds, src(i), sel, stored(i))?)))
         .collect()
-}
-
-/// The type output variable `i` of `plan` is stored as in the output's format.
-fn stored(plan: &extract::Plan, i: usize) -> NcType {
-    crate::rules::formats::stored_type(plan.meta.format, plan.meta.vars[i].ty)
 }
 
 /// Give each digested output variable its `MD5` text attribute (replacing one it

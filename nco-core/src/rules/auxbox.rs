@@ -147,8 +147,8 @@ pub fn grids(meta: &Meta) -> Vec<AuxGrid> {
 }
 
 /// The points of each grid of `meta` that lie in any of `boxes`: (dimension, indices
-/// in increasing order). `read` gives a variable's values; fill values and NaN are
-/// never inside.
+/// in increasing order). `read` gives a variable's values (packed coordinates are
+/// unpacked); fill values and NaN are never inside.
 ///
 /// Errors: no grid in the file, a grid on the record dimension (not supported yet), a
 /// grid none of whose points lies in the boxes (naming its variables), read errors.
@@ -176,16 +176,19 @@ pub fn select(
                 ),
             ));
         }
+        // Unpacked, with fill values as NaN (never inside a box).
         let values = |v: usize| -> Result<Vec<f64>> {
-            let x = read(v)?;
-            let fill = crate::fill::fill_value(&meta.vars[v]);
-            let mut f = x.to_f64_vec().unwrap_or_default();
-            if let Some(fv) = fill {
-                for e in f.iter_mut().filter(|e| **e == fv) {
-                    *e = f64::NAN;
-                }
-            }
-            Ok(f)
+            let var = &meta.vars[v];
+            let (fill, pack) = (
+                crate::fill::fill_value(var),
+                crate::packing::packing_of(var, false),
+            );
+            Ok(nco_kernels::to_f64_unpacked(
+                &read(v)?,
+                fill,
+                pack.as_ref(),
+                f64::NAN,
+            ))
         };
         let (lat, lon) = (values(g.lat)?, values(g.lon)?);
         let picked: Vec<usize> = (0..lat.len().min(lon.len()))
