@@ -149,6 +149,15 @@ pub struct Cli {
         visible_aliases = ["md5_write_attribute", "md5_wrt", "md5_write"]
     )]
     pub md5_attribute: bool,
+    /// printf format of float and double values printed in CDL or JSON (e.g.
+    /// `%.3f`; trailing zeros of the decimals trimmed, as NCO does; `-s` wins)
+    #[arg(
+        long = "fmt_val",
+        visible_aliases = ["val_fmt", "value_format"],
+        value_name = "FORMAT",
+        allow_hyphen_values = true
+    )]
+    pub value_format: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub stations: nco_core::stations::StationArgs,
@@ -429,6 +438,10 @@ fn print_file(
             Some(print::Hidden::of(ds)?)
         } else {
             None
+        },
+        value_format: match &cli.value_format {
+            Some(f) => Some(CFormat::parse_floating("--fmt_val", f)?),
+            None => None,
         },
     };
     if cli.check_nan {

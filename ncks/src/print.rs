@@ -64,6 +64,10 @@ pub struct PrintOptions {
     pub json_format: u8,
     /// `--hdn`: the hidden attributes of a netCDF-4 file ([`Hidden::of`]).
     pub hidden: Option<Hidden>,
+    /// `--fmt_val`: printf format of float and double data (not attributes) in CDL and
+    /// JSON, trailing zeros of the decimals then trimmed
+    /// ([`nco_core::cfmt::trim_trailing_zeros`]), as NCO 5.1.4 prints them; `-s` wins.
+    pub value_format: Option<CFormat>,
 }
 
 /// The hidden (special) attributes `--hdn` prints after the others (NCO 5.1.4's
@@ -296,6 +300,25 @@ fn num(v: &Values, i: usize, float_prec: usize, double_prec: usize, how: NonFini
             _ => String::new(),
         },
     }
+}
+
+/// Element `i` of float or double data printed with `--fmt_val`'s format, when one is
+/// given and the value is finite (NaNs and infinities keep their style's spelling).
+fn value_format(o: &PrintOptions, v: &Values, i: usize) -> Option<String> {
+    // JSON keeps one zero after the point: `20.` is no JSON number.
+    let keep = usize::from(o.style == Style::Json);
+    let f = o.value_format.as_ref()?;
+    let x = match v {
+        Values::Float(x) => f64::from(x[i]),
+        Values::Double(x) => x[i],
+        _ => return None,
+    };
+    if !x.is_finite() {
+        return None;
+    }
+    let mut s = f.format(Arg::Float(x));
+    nco_core::cfmt::trim_trailing_zeros(&mut s, keep);
+    Some(s)
 }
 
 /// Missing-value mask source: the variable's `_FillValue`, converted to its type.
@@ -1096,7 +1119,9 @@ fn cdl_value(
         (Some(f), _) => f.format(Arg::of(vals, i)),
         // Quotes and backslashes escaped, as ncdump and NCO write string data.
         (None, Values::Str(s)) => cdl_string(s[i].as_bytes()),
-        (None, _) => num(vals, i, 7, 15, NonFinite::Cdl),
+        (None, _) => {
+            value_format(o, vals, i).unwrap_or_else(|| num(vals, i, 7, 15, NonFinite::Cdl))
+        }
     }
 }
 
@@ -1294,11 +1319,12 @@ fn write_json_data(
     fill: &Option<Values>,
     flat: bool,
     dates: Option<&(TimeUnits, DateStyle)>,
+    o: &PrintOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
     let leaf = |vals: &Values, i: usize| match date_text(vals, i, fill, dates) {
         Some(d) => json_string(&d),
-        None => json_value(vals, i, fill),
+        None => value_format(o, vals, i).unwrap_or_else(|| json_value(vals, i, fill)),
     };
     let mut lens: Vec<usize> = idx.iter().map(Vec::len).collect();
     let is_char = ds.meta().vars[v].ty == NcType::Char;
@@ -1452,7 +1478,7 @@ fn json_group(
             let flat = o.json_format & 4 != 0;
             let dates = o.dates_everywhere.then(|| var_dates(o, m, v)).flatten();
             let idx = sel.for_var(m, v);
-            write_json_data(ds, v, &idx, &fill_of(var), flat, dates.as_ref(), out)?;
+            write_json_data(ds, v, &idx, &fill_of(var), flat, dates.as_ref(), o, out)?;
         }
         write!(out, "\n{ind}  }}").map_err(io)?;
     }

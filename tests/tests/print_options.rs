@@ -400,3 +400,63 @@ fn standard_calendar_is_julian_before_1582() {
         );
     }
 }
+
+/// `--fmt_val`: the printf format of float and double data in CDL and JSON, trailing
+/// zeros of the decimals trimmed (none kept in CDL, one in JSON), integers, attributes,
+/// missing values and NaN as without it; `-s` wins; traditional prints ignore it (NCO
+/// 5.1.4). Numbers longer than 24 characters are whole here, NCO cuts them at 24
+/// characters (README, compatibility notes).
+#[test]
+fn fmt_val_formats_floating_point_data() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "fv",
+        r#"netcdf fv { dimensions: n = 4 ;
+        variables: double d(n) ; d:_FillValue = -9. ; d:scale = 1.25 ;
+          float x(n) ; int i(n) ; double big ;
+        data: d = 0.5, -90, _, 1234.5678 ; x = 1, 2.5, NaN, 1e-3 ; i = 1, 2, 3, 4 ;
+          big = 1e30 ; }"#,
+    );
+    let cdl = data_lines(&["--fmt_val=%8.3f", "-v", "d,x,i"], &f);
+    assert_eq!(
+        cdl,
+        "d =    0.5,  -90., _, 1234.568 ;\ni = 1, 2, 3, 4 ;\nx =    1.,    2.5, NaNf,    0.001 ;"
+    );
+    let head = nco("ncks")
+        .args(["--fmt_val=%8.3f", "-v", "d", &f])
+        .succeeds();
+    assert!(head.stdout.contains("d:scale = 1.25 ;"), "{}", head.stdout);
+    let e = data_lines(&["--fmt_val=%.2e", "-v", "x"], &f);
+    assert_eq!(e, "x = 1.e+00, 2.5e+00, NaNf, 1.e-03 ;");
+    let json = nco("ncks")
+        .args(["--json", "--fmt_val=%.2e", "-C", "-v", "x", &f])
+        .succeeds();
+    assert!(
+        json.stdout
+            .contains("\"data\": [1.0e+00, 2.50e+00, null, 1.0e-03]"),
+        "{}",
+        json.stdout
+    );
+    let trd = nco("ncks")
+        .args(["--trd", "-H", "-C", "--fmt_val=%.3f", "-v", "x", &f])
+        .succeeds();
+    assert!(trd.stdout.contains("n[1] x[1]=2.5"), "{}", trd.stdout);
+    // NCO 5.1.4 prints `-s` values before its CDL there; ours formats them inside it.
+    let both = data_lines(&["--cdl", "-s", "%.1f", "--fmt_val=%.3f", "-v", "x"], &f);
+    assert!(both.contains("1.0"), "{both}");
+    assert!(!both.contains("1.000"), "-s wins: {both}");
+    let big = data_lines(&["--fmt_val=%.1f", "-v", "big"], &f);
+    let want = if is_nco() {
+        "big = 100000000000000001988462 ;"
+    } else {
+        "big = 1000000000000000019884624838656. ;"
+    };
+    assert_eq!(big, want);
+    if !is_nco() {
+        nco("ncks")
+            .args(["--fmt_val=%d", &f])
+            .run()
+            .clean_failure("--fmt_val");
+    }
+}

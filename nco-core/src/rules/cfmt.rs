@@ -78,7 +78,25 @@ pub fn unescape(s: &str) -> String {
 impl CFormat {
     /// Parse and validate a printf format. Errors name the option `-s`.
     pub fn parse(fmt: &str) -> Result<CFormat> {
-        let bad = |r: &str| Error::option("-s", format!("format \"{fmt}\": {r}"));
+        CFormat::parse_for("-s", fmt)
+    }
+
+    /// Parse and validate a printf format of floating-point values (`--fmt_val`): one
+    /// conversion of `e E f F g G a A`. Errors name `option`.
+    pub fn parse_floating(option: &str, fmt: &str) -> Result<CFormat> {
+        let f = CFormat::parse_for(option, fmt)?;
+        match f.conv {
+            Some(c) if "eEfFgGaA".contains(c) => Ok(f),
+            _ => Err(Error::option(
+                option,
+                format!("format \"{fmt}\": needs one floating-point conversion (%e, %f, %g or %a)"),
+            )),
+        }
+    }
+
+    /// [`CFormat::parse`], errors naming `option`.
+    fn parse_for(option: &str, fmt: &str) -> Result<CFormat> {
+        let bad = |r: &str| Error::option(option, format!("format \"{fmt}\": {r}"));
         let b: Vec<char> = fmt.chars().collect();
         let mut i = 0;
         let mut prefix = String::new();
@@ -256,6 +274,38 @@ fn snprintf_str(fmt: &str, s: &str) -> String {
     run_snprintf(|p, n| unsafe { libc::snprintf(p, n, c.as_ptr(), a.as_ptr()) })
 }
 
+/// Trim the zeros that trail the decimals of a printed number, keeping `keep` of them,
+/// as NCO 5.1.4 trims the values it prints with a user's `--fmt_val` format (NCO's
+/// `sng_trm_trl_zro`; CDL keeps none, JSON one, so that `20.0` stays a JSON number):
+/// with `keep` 0, `   0.500` is `   0.5`, `-90.000` is `-90.` (the point stays) and
+/// `1.500e+01` is `1.5e+01`; with 1, `1.00e+01` is `1.0e+01` and `1.50e+00` stays.
+/// Only after the first `.` and before the first `d`, `D`, `e` or `E` (in that order of
+/// search: a suffix such as ` deg` counts as an exponent, as in NCO); the last zero
+/// there is trimmed with those before it only when no digit follows it.
+pub fn trim_trailing_zeros(s: &mut String, keep: usize) {
+    let Some(dot) = s.find('.') else { return };
+    let exp = ['d', 'D', 'e', 'E']
+        .iter()
+        .find_map(|&c| s.find(c))
+        .unwrap_or(s.len());
+    // An exponent letter before the point cuts nothing the search sees (NCO's).
+    let end = if exp > dot { exp } else { s.len() };
+    let Some(last) = s[dot..end].rfind('0').map(|i| dot + i) else {
+        return;
+    };
+    let b = s.as_bytes();
+    if b.get(last + 1).is_some_and(u8::is_ascii_digit) {
+        return;
+    }
+    // The zeros kept: when fewer than `keep` zeros end the decimals, nothing changes.
+    if keep > last || b[last + 1 - keep..=last].iter().any(|&c| c != b'0') {
+        return;
+    }
+    let kept = last + 1 - keep;
+    let start = s[..kept].trim_end_matches('0').len();
+    s.replace_range(start..kept, "");
+}
+
 /// `%.{prec}g` of a double, as C prints it.
 pub fn format_g(x: f64, prec: usize) -> String {
     let mut s = String::with_capacity(24);
@@ -349,6 +399,32 @@ pub fn write_g(out: &mut String, x: f64, prec: usize) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trailing_zeros_trimmed_as_nco() {
+        let t = |x: &str| {
+            let mut s = x.to_string();
+            super::trim_trailing_zeros(&mut s, 0);
+            s
+        };
+        let json = |x: &str| {
+            let mut s = x.to_string();
+            super::trim_trailing_zeros(&mut s, 1);
+            s
+        };
+        assert_eq!(json("1.00e+01"), "1.0e+01");
+        assert_eq!(json("1.50e+00"), "1.50e+00");
+        assert_eq!(json("   0.500"), "   0.50");
+        assert_eq!(json("-90.000"), "-90.0");
+        assert_eq!(t("   0.500"), "   0.5");
+        assert_eq!(t(" -90.000"), " -90.");
+        assert_eq!(t("1.500e+01"), "1.5e+01");
+        assert_eq!(t("1.05"), "1.05");
+        assert_eq!(t("100"), "100");
+        assert_eq!(t("1.500 deg"), "1.5 deg");
+        assert_eq!(t("10.50,"), "10.5,");
+        assert_eq!(t("10.5"), "10.5");
+    }
+
     use super::*;
 
     #[test]
