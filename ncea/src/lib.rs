@@ -178,6 +178,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         check_weights(&w.0, sets.len(), op, cli.numerator)?;
     }
     let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
+    cli.inputs.digests_into(&mut target);
     target.provenance.source = inputs.files.first().cloned();
     if !cli.inputs.no_file_list {
         target.provenance.input_list = inputs.recorded();

@@ -317,6 +317,7 @@ impl Ra<'_> {
             common.append,
         )?;
         let mut target = cli.std.target(prog, self.argv, out_path, existing);
+        cli.inputs.digests_into(&mut target);
         target.provenance.source = self.inputs.files.first().cloned();
         if !cli.inputs.no_file_list {
             target.provenance.input_list = self.inputs.recorded();

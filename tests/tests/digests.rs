@@ -272,3 +272,77 @@ fn md5_attribute_is_of_the_stored_type() {
         assert_eq!(same, fmt == "-7" || !is_nco(), "{fmt}: {digest}\n{header}");
     }
 }
+
+/// `--md5_dgs` of the multi-file operators (ncrcat, ncra, nces, ncecat): at `-D 1`, the
+/// digest of each variable of the output as written, worded as ncks's. NCO 5.1.4
+/// accepts the option there, announces digests and computes none (README,
+/// compatibility notes).
+#[test]
+fn multi_file_operators_digest_their_outputs() {
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    let digest_of = |bytes: Vec<u8>| {
+        let f = s.arg("bytes.bin");
+        std::fs::write(&f, bytes).expect("bytes");
+        md5sum(&f)
+    };
+    let recs: Vec<i32> = (1..=10).map(|i| 10 * i).collect();
+    let twice: Vec<i32> = recs.iter().chain(&recs).copied().collect();
+    let fld1 = [7i32, -3, 12, 100000];
+    // ncecat stacks every variable along a new record dimension.
+    let fld1_twice = digest_of(ne(&[fld1, fld1].concat(), i32::to_ne_bytes));
+    let cases = [
+        (
+            "ncrcat",
+            digest_of(ne(&twice, i32::to_ne_bytes)),
+            MD5_FLD1_INT.to_string(),
+        ),
+        (
+            "ncra",
+            digest_of(ne(&[55i32], i32::to_ne_bytes)),
+            MD5_FLD1_INT.into(),
+        ),
+        (
+            "nces",
+            digest_of(ne(&recs, i32::to_ne_bytes)),
+            MD5_FLD1_INT.into(),
+        ),
+        (
+            "ncecat",
+            digest_of(ne(&twice, i32::to_ne_bytes)),
+            fld1_twice,
+        ),
+    ];
+    for (op, fld_rec, fld1_int) in cases {
+        let r = nco(op)
+            .args(["-O", "-D", "1", "--md5_dgs", "-C", "-v", "fld_rec,fld1_int"])
+            .args([&fx(), &fx(), &out])
+            .succeeds();
+        assert!(
+            r.stderr
+                .contains(&format!("{op}: INFO Will perform MD5 digests")),
+            "{op}: {}",
+            r.stderr
+        );
+        if is_nco() {
+            assert!(!r.stderr.contains("MD5(fld_rec)"), "{op}: {}", r.stderr);
+            continue;
+        }
+        let line = |v: &str, d: &str| format!("{op}: INFO MD5({v}) = {d}");
+        assert!(
+            r.stderr.contains(&line("fld1_int", &fld1_int)),
+            "{op}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains(&line("fld_rec", &fld_rec)),
+            "{op}: {}",
+            r.stderr
+        );
+        // Without -D, nothing is reported.
+        let quiet = nco(op)
+            .args(["-O", "--md5_dgs", "-C", "-v", "fld_rec", &fx(), &fx(), &out])
+            .succeeds();
+        assert!(!quiet.stderr.contains("MD5"), "{op}: {}", quiet.stderr);
+    }
+}

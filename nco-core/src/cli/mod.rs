@@ -196,6 +196,7 @@ pub fn target(
             chunk: format.chunk.clone(),
         },
         hdr_pad: format.hdr_pad.unwrap_or(0),
+        md5_report: false,
         provenance: Provenance {
             command: (!common.no_history).then(|| crate::output::command_line(argv)),
             input_list: None,
@@ -396,15 +397,29 @@ pub struct ArithArgs {
     pub flt: bool,
 }
 
-/// Input-list options of the multi-file operators (ncra, ncrcat, nces, ncecat).
+/// Input-list options of the multi-file operators (ncra, ncrcat, nces, ncecat), and
+/// their `--md5_dgs`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputListArgs {
+    /// MD5 digests of the output's variables, reported with -D 1 or more
+    /// (`ncrcat: INFO MD5(var) = ...`, of the values written, in this machine's byte
+    /// order, as ncks reports them)
+    #[arg(long = "md5_dgs", visible_alias = "md5_digest")]
+    pub md5_digests: bool,
     /// Generate input names: count,digits,increment
     #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
     pub nintap: Option<String>,
     /// Do not write the input-file-list global attributes
     #[arg(short = 'H', long = "fl_lst_in", visible_alias = "file_list")]
     pub no_file_list: bool,
+}
+
+impl InputListArgs {
+    /// Give `target` the digest report `--md5_dgs` asks for: only at `-D 1` or more,
+    /// where it is shown (NCO 5.1.4 announces digests there and computes none).
+    pub fn digests_into(&self, target: &mut Target) {
+        target.md5_report = self.md5_digests && debug_level() >= 1;
+    }
 }
 
 /// Variable selection options (`-v -x -C -c`).

@@ -25,8 +25,8 @@ use crate::dataset::{Dataset, OutFile};
 use crate::error::Result;
 use crate::model::{Format, Meta};
 use crate::output::{self, Existing, TempOutput};
-use crate::plan::arith;
 use crate::plan::extract::{self, AppendSource, Layout, Plan, RecordChange, StorageArgs};
+use crate::plan::{arith, digest};
 use crate::rules::hyperslab::Selection;
 use crate::rules::multifile;
 
@@ -111,6 +111,10 @@ pub struct Target {
     pub hdr_pad: u64,
     /// What the output records about its making.
     pub provenance: Provenance,
+    /// Report the MD5 digest of each variable of the finished output on stderr
+    /// (`<prog>: INFO MD5(var) = ...`, [`digest::digests`] of the temporary file
+    /// before it is renamed): `--md5_dgs` of the multi-file operators.
+    pub md5_report: bool,
 }
 
 impl Target {
@@ -212,6 +216,9 @@ pub struct Output {
     file: OutFile,
     merged: Option<Merged>,
     tmp: TempOutput,
+    /// The operator's name when the finished file's digests are reported
+    /// ([`Target::md5_report`]).
+    digests_of: Option<String>,
 }
 
 impl Output {
@@ -275,7 +282,12 @@ impl Output {
                 copy_whole(&m.old, i, &mut file, i)?;
             }
         }
-        Ok(Output { file, merged, tmp })
+        Ok(Output {
+            file,
+            merged,
+            tmp,
+            digests_of: target.md5_report.then(|| target.prog.clone()),
+        })
     }
 
     /// The file's index of planned variable `o`.
@@ -369,6 +381,7 @@ impl Output {
             mut file,
             merged,
             tmp,
+            digests_of,
         } = self;
         if let Some(m) = &merged {
             if !m.copied {
@@ -382,6 +395,9 @@ impl Output {
         file.finish()?;
         // Close the existing file before the new one replaces it.
         drop(merged);
+        if let Some(prog) = digests_of {
+            report_digests(&prog, tmp.path())?;
+        }
         Ok(tmp)
     }
 
@@ -397,6 +413,21 @@ impl Output {
     pub fn commit(self) -> Result<()> {
         self.finish()?.commit()
     }
+}
+
+/// Report on stderr the MD5 digest of every variable of the finished file at `path`,
+/// in its order, as ncks words them (short names).
+///
+/// Errors: the file's read errors.
+fn report_digests(prog: &str, path: &Path) -> Result<()> {
+    let ds = Dataset::open(path)?;
+    let meta = ds.meta();
+    let all: Vec<usize> = (0..meta.vars.len()).collect();
+    eprintln!("{prog}: INFO Will perform MD5 digests of input and output hyperslabs");
+    for (i, d) in digest::digests(&ds, meta, |v| v, &Selection::default(), &all)? {
+        eprintln!("{prog}: INFO MD5({}) = {d}", meta.vars[i].name);
+    }
+    Ok(())
 }
 
 /// Copy the whole of variable `j` of the existing output `old` into variable `i` of
