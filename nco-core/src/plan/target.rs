@@ -472,6 +472,7 @@ mod tests {
             format: None,
             storage: StorageArgs::default(),
             hdr_pad: 0,
+            md5_report: false,
             provenance: Provenance {
                 command: Some("ncks in.nc out.nc".into()),
                 input_list: None,
