@@ -158,6 +158,18 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub value_format: Option<String>,
+    /// Print as NcML (netCDF Markup Language 2.2)
+    #[arg(long = "xml", visible_alias = "ncml")]
+    pub xml: bool,
+    /// NcML without the root's `location` attribute (implies --xml)
+    #[arg(long = "xml_no_location", visible_alias = "ncml_no_location")]
+    pub xml_no_location: bool,
+    /// NcML separator of text values (default `*`; implies --xml)
+    #[arg(long = "xml_spr_chr", value_name = "SEP", allow_hyphen_values = true)]
+    pub xml_text_separator: Option<String>,
+    /// NcML separator of numbers (default a blank; implies --xml)
+    #[arg(long = "xml_spr_nmr", value_name = "SEP", allow_hyphen_values = true)]
+    pub xml_number_separator: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub stations: nco_core::stations::StationArgs,
@@ -387,8 +399,22 @@ fn print_file(
     // 5.1.4 does (`ncks -H -C -s '%f' -v v f.nc` prints `3.141590`, the shell idiom
     // `x=$(ncks ...)`), and mixes its CDL or JSON with the formatted values when one
     // of them is given; ours then formats the values inside the CDL or JSON.
+    let xml = cli.xml
+        || cli.xml_no_location
+        || cli.xml_text_separator.is_some()
+        || cli.xml_number_separator.is_some();
+    if xml && (cli.string_format.is_some() || cli.traditional) {
+        let opt = if cli.traditional { "--trd" } else { "-s" };
+        return Err(Error::option(
+            opt,
+            "traditional printing does not combine with --xml (NcML): choose one",
+        ));
+    }
+    // JSON wins over NcML, as in NCO 5.1.4.
     let style = if cli.json || cli.json_format.is_some() {
         Style::Json
+    } else if xml {
+        Style::Xml
     } else if cli.traditional || (cli.string_format.is_some() && !cli.cdl) {
         Style::Trd
     } else {
@@ -438,6 +464,11 @@ fn print_file(
             Some(print::Hidden::of(ds)?)
         } else {
             None
+        },
+        ncml: print::NcmlOptions {
+            location: (!cli.xml_no_location).then(|| input.display().to_string()),
+            text_separator: cli.xml_text_separator.clone(),
+            number_separator: cli.xml_number_separator.clone(),
         },
         value_format: match &cli.value_format {
             Some(f) => Some(CFormat::parse_floating("--fmt_val", f)?),

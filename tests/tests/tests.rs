@@ -35,6 +35,7 @@ mod ncbo;
 mod nces;
 mod ncflint;
 mod ncks;
+mod ncml;
 mod ncpdq;
 mod ncpdq_blocks;
 mod ncra;

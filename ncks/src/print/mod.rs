@@ -1,4 +1,5 @@
-//! ncks printing: CDL (NCO 5's default), traditional (`--trd`), and JSON, with `-H`
+//! ncks printing: CDL (NCO 5's default), traditional (`--trd`), JSON, and NcML
+//! (`--xml`, [`ncml`]), with `-H`
 //! data, `-m` variable metadata, `-M` global metadata, `-s FORMAT`, `-u` units,
 //! `--no_blank`. Layouts and number formats follow NCO 5.1.4's output (checked by
 //! differential tests against it): CDL floats `%.7g`, doubles `%.15g`; traditional
@@ -15,6 +16,9 @@ use nco_core::model::{Attr, Meta, Var};
 use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
 
+mod ncml;
+pub use ncml::NcmlOptions;
+
 /// Printing style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
@@ -24,6 +28,8 @@ pub enum Style {
     Trd,
     /// JSON.
     Json,
+    /// NcML (`--xml`).
+    Xml,
 }
 
 /// What to print.
@@ -68,6 +74,8 @@ pub struct PrintOptions {
     /// JSON, trailing zeros of the decimals then trimmed
     /// ([`nco_core::cfmt::trim_trailing_zeros`]), as NCO 5.1.4 prints them; `-s` wins.
     pub value_format: Option<CFormat>,
+    /// NcML's options (`--xml` style).
+    pub ncml: NcmlOptions,
 }
 
 /// The hidden (special) attributes `--hdn` prints after the others (NCO 5.1.4's
@@ -133,12 +141,18 @@ impl Hidden {
     }
 }
 
-/// Variable `v`'s attributes as printed: its own, then the hidden ones with `--hdn`.
+/// Variable `v`'s attributes as printed: its own, then the hidden ones with `--hdn`
+/// (in NcML only `_ChunkSizes`, as NCO 5.1.4 prints them there).
 fn var_attrs<'a>(o: &PrintOptions, m: &'a Meta, v: usize) -> std::borrow::Cow<'a, [Attr]> {
     match &o.hidden {
         Some(h) => {
             let mut a = m.vars[v].attrs.clone();
-            a.extend(h.of_var(m, v));
+            let xml = o.style == Style::Xml;
+            a.extend(
+                h.of_var(m, v)
+                    .into_iter()
+                    .filter(|x| !xml || x.name == "_ChunkSizes"),
+            );
             std::borrow::Cow::Owned(a)
         }
         None => std::borrow::Cow::Borrowed(&m.vars[v].attrs),
@@ -146,10 +160,10 @@ fn var_attrs<'a>(o: &PrintOptions, m: &'a Meta, v: usize) -> std::borrow::Cow<'a
 }
 
 /// Group `g`'s attributes as printed: the root's followed by the hidden ones with
-/// `--hdn`.
+/// `--hdn` (none in NcML, as NCO 5.1.4).
 fn group_attrs<'a>(o: &PrintOptions, m: &'a Meta, g: usize) -> std::borrow::Cow<'a, [Attr]> {
     match &o.hidden {
-        Some(h) if g == 0 && !h.globals.is_empty() => {
+        Some(h) if g == 0 && o.style != Style::Xml && !h.globals.is_empty() => {
             let mut a = m.group_attrs(g).to_vec();
             a.extend(h.globals.iter().cloned());
             std::borrow::Cow::Owned(a)
@@ -195,6 +209,7 @@ pub fn print(
         Style::Trd => print_trd(ds, vars, sel, o, out),
         Style::Cdl => print_cdl(ds, vars, sel, o, out),
         Style::Json => print_json(ds, vars, sel, o, out),
+        Style::Xml => ncml::print_ncml(ds, vars, sel, o, out),
     }
 }
 
