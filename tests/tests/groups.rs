@@ -166,7 +166,7 @@ fn groups_by_name_path_and_regex_as_nco() {
 }
 
 /// `--unn`: `-g G -v V` keeps V in every group and every variable of G (the union),
-/// as NCO 5.1.4 does; without it, only the V of G.
+/// as NCO 5.1.4 does; without it, only the V of G; with `-x`, all but the union.
 #[test]
 fn union_of_groups_and_variables_as_nco() {
     let (_s, _a, b) = same_as_nco(&["-O", "-g", "obs", "-v", "tas", "--unn"]);
@@ -186,6 +186,16 @@ fn union_of_groups_and_variables_as_nco() {
             "/obs/t2m"
         ]
     );
+    // With -x: every variable but the union; /obs goes with its variables.
+    let (_s, _a, b) = same_as_nco(&["-O", "-x", "-g", "obs", "-v", "pr", "--unn"]);
+    let (vars, groups) = layout(&b);
+    for v in ["/model/diag/pr", "/obs/band", "/obs/t2m", "/obs/lat"] {
+        assert!(!vars.contains(&v.to_string()), "{v} in {vars:?}");
+    }
+    for v in ["/tas", "/model/diag/tas", "/model/ta", "/time"] {
+        assert!(vars.contains(&v.to_string()), "{v} not in {vars:?}");
+    }
+    assert!(!groups.contains(&"/obs".to_string()), "{groups:?}");
 }
 
 #[test]

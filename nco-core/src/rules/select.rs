@@ -182,11 +182,8 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
     let in_groups = select_groups(meta, &args.groups)?;
     let grouped: Vec<bool> = meta.vars.iter().map(|v| in_groups[v.group]).collect();
     // --unn (NCO 5.1.4, measured): `-g G -v V` keeps V in every group and every
-    // variable of G.
+    // variable of G; with -x, everything else.
     let union = args.union && !args.vars.is_empty() && !args.groups.is_empty();
-    if union && args.exclude {
-        return Err(Error::option("--unn", "with -x is not supported yet"));
-    }
     let allowed = if union {
         vec![true; n]
     } else {
@@ -220,6 +217,9 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
             .iter()
             .map(|&a| a && !args.exclude && !args.all_coords)
             .collect()
+    } else if args.exclude && union {
+        // `-x -g G -v V --unn`: every variable but the union (NCO 5.1.4, measured).
+        (0..n).map(|i| !(listed[i] || grouped[i])).collect()
     } else if args.exclude {
         // `-g G -x -v V` excludes the variables V of the groups G and keeps every
         // other variable, in any group (NCO 5.1.4).
