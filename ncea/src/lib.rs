@@ -26,7 +26,7 @@ use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
 use nco_core::target::Output;
 use nco_core::types::Values;
-use nco_core::{multifile, pipeline};
+use nco_core::{climatology, multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
@@ -159,6 +159,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
             "ncecat concatenates and computes no statistic",
         ));
     }
+    if concat && cli.inputs.climatology.is_some() {
+        return Err(Error::option(
+            "--cb",
+            "climatology bounds are for ncra, ncrcat and nces, not ncecat",
+        ));
+    }
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
     let inputs = multifile::inputs(
@@ -209,6 +215,14 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .plan_selection(first, &vars, &sel, &RecordChange::default(), &sel_args)?
         .meta;
     let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
+    // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
+    let climo = match &cli.inputs.climatology {
+        Some(text) => {
+            let info = climatology::ClimoInfo::parse(text)?;
+            climatology::apply_or_warn(prog, &info, first, &mut meta, sets.len(), None)?
+        }
+        None => None,
+    };
     // Results that do not fit an integer output become its fill value, declared in the
     // header (the output is written again when a variable had none).
     let out = arith::write_declaring_fills(prog, |declare| {
@@ -216,6 +230,11 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         arith::declare_fills(&mut meta, declare);
         let mut out = Output::create(&target, meta.clone())?;
         let unfit = members.write_statistics(op, &procs, &meta, &mut out)?;
+        if let Some(c) = &climo {
+            for (v, vals) in climatology::typed_values(c, &meta)? {
+                out.write(v, 0, &vals)?;
+            }
+        }
         Ok((out, meta, unfit))
     })?;
     out.commit()

@@ -78,6 +78,6 @@ pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
 pub use plan::{arith, digest, edit, extract, pair, progress, target};
 pub use rules::{
-    attedit, auxbox, calendar, cfmt, chunking, fill, groups, hyperslab, multifile, names, packing,
-    rename, select, stations,
+    attedit, auxbox, calendar, cfmt, chunking, climatology, fill, groups, hyperslab, multifile,
+    names, packing, rename, select, stations,
 };

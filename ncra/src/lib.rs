@@ -29,7 +29,7 @@ use nco_core::model::{Meta, Var};
 use nco_core::output::{self, Existing};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
-use nco_core::{groups, multifile, pipeline, stations};
+use nco_core::{climatology, groups, multifile, pipeline, stations};
 use nco_core::{Error, Result};
 
 /// ncra / ncrcat command line.
@@ -250,6 +250,8 @@ struct Prepared {
     base_records: usize,
     /// The later files' time values in the first file's units and calendar.
     times: multifile::TimeAlign,
+    /// `--cb`: the time and bounds written over the computed ones.
+    climo: Option<climatology::Climatology>,
 }
 
 impl Prepared {
@@ -375,6 +377,24 @@ impl Ra<'_> {
         let mut meta = plan.meta;
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
+        let climo = match &cli.inputs.climatology {
+            Some(text) => {
+                if cli.rec_apn {
+                    return Err(Error::option("--cb", "does not combine with --rec_apn"));
+                }
+                let info = climatology::ClimoInfo::parse(text)?;
+                let stat = |o: usize| {
+                    let v = vars.get(o).copied().unwrap_or(0);
+                    arith::reduction(first, v, self.op, arith::Reducer::Ncra)
+                        .op
+                        .cell_method()
+                };
+                let over = (!self.concat && !cli.no_cell_methods)
+                    .then_some(&stat as &dyn Fn(usize) -> &'static str);
+                climatology::apply_or_warn(self.prog, &info, first, &mut meta, sets.len(), over)?
+            }
+            None => None,
+        };
         // --rec_apn: the existing output's records come first.
         // The output is locked before it is read, so a concurrent --rec_apn into the
         // same file waits for this one instead of losing its records.
@@ -418,6 +438,7 @@ impl Ra<'_> {
             lock,
             base_records,
             times,
+            climo,
         })
     }
 
@@ -574,6 +595,11 @@ impl Ra<'_> {
             Ok(())
         })?;
         pb.finish_and_clear();
+        if let Some(c) = &p.climo {
+            for (v, vals) in climatology::typed_values(c, &p.meta)? {
+                out.write(v, 0, &vals)?;
+            }
+        }
         Ok((out, meta, unfit))
     }
 

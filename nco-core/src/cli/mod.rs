@@ -406,6 +406,15 @@ pub struct InputListArgs {
     /// order, as ncks reports them)
     #[arg(long = "md5_dgs", visible_alias = "md5_digest")]
     pub md5_digests: bool,
+    /// Climatology bounds (ncra, ncrcat, nces): the output's time and bounds are those
+    /// of the climatology of years yr_srt-yr_end, months mth_srt-mth_end, tpd
+    /// timesteps per day (0: monthly means), CF's climatology_bounds
+    #[arg(
+        long = "cb",
+        visible_aliases = ["clm_bnd", "clm_nfo", "climatology_information"],
+        value_name = "YR_SRT,YR_END,MTH_SRT,MTH_END,TPD"
+    )]
+    pub climatology: Option<String>,
     /// Generate input names: count,digits,increment
     #[arg(short = 'n', long = "nintap", value_name = "NBR,DGT,INC")]
     pub nintap: Option<String>,

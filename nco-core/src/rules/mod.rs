@@ -8,6 +8,7 @@ pub mod calendar;
 pub mod cell_methods;
 pub mod cfmt;
 pub mod chunking;
+pub mod climatology;
 pub mod fill;
 pub mod formats;
 pub mod groups;
