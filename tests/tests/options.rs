@@ -1,5 +1,5 @@
 //! Options every operator shares with NCO 5.1.4 that are not about selection or
-//! storage: `--gaa` (`--glb`, `--glb_att_add`) global attributes, ncks `--chk_nan`. Each case runs NCO
+//! storage: `--gaa` (`--glb`, `--glb_att_add`) global attributes, ncks `--chk_nan`, and the refusal of options not supported yet. Each case runs NCO
 //! (`/usr/bin`, `nco_tests::reference`) beside the binaries under test on the fixture.
 
 use nco_tests::{fx, is_nco, ncdump, nco, reference, Scratch};
@@ -150,4 +150,41 @@ fn chk_nan_reports_the_first_nan_as_nco() {
     let out = s.arg("o.nc");
     nco("ncks").args(["-O", "--chk_nan", &f, &out]).succeeds();
     assert!(std::path::Path::new(&out).exists());
+}
+
+/// NCO options nco-rs does not support yet are refused with a line naming the option
+/// and saying so (README, "Not yet"), not as unknown options; no output is written.
+#[test]
+fn options_not_supported_yet_say_so() {
+    if is_nco() {
+        return; // NCO supports them.
+    }
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    for (op, arg) in [
+        ("ncks", "--ppc=default=3"),
+        ("ncks", "--map=map.nc"),
+        ("ncks", "--xtn_var=area"),
+        ("ncra", "--qnt=default=3"),
+        ("ncks", "--hpss"),
+        ("nces", "--baa=1"),
+    ] {
+        let name = arg.split('=').next().unwrap_or(arg);
+        let r = nco(op)
+            .args(["-O", arg, &fx(), &out])
+            .run()
+            .clean_failure(name);
+        assert!(
+            r.stderr.contains("not supported yet"),
+            "{op} {arg}: {}",
+            r.stderr
+        );
+        assert_eq!(s.files(), Vec::<String>::new(), "{op} {arg}");
+    }
+    // An option NCO does not have either stays an unknown option.
+    let r = nco("ncks")
+        .args(["--no_such_option", &fx()])
+        .run()
+        .clean_failure("--no_such_option");
+    assert!(!r.stderr.contains("not supported yet"), "{}", r.stderr);
 }
