@@ -90,16 +90,7 @@ pub struct MemberWeights(pub Vec<f64>);
 ///
 /// Errors: an item that is not a finite number.
 fn parse_weights(w: &str) -> Result<MemberWeights> {
-    w.split(',')
-        .map(|x| {
-            x.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| Error::option("-w", format!("weight '{x}' is not a number")))
-        })
-        .collect::<Result<_>>()
-        .map(MemberWeights)
+    cli::number_list("-w", w).map(MemberWeights)
 }
 
 /// Check nces's `-w` weights against the run: one per member; the mean only (NCO

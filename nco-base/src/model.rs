@@ -500,4 +500,17 @@ impl Meta {
     pub fn attr(&self, name: &str) -> Option<&Attr> {
         self.attrs.iter().find(|a| a.name == name)
     }
+
+    /// The variable whose `bounds` or `climatology` attribute names variable `v` (of
+    /// the same group): the coordinate `v` bounds (CF §7.1, §7.4), whose units and
+    /// calendar `v` takes when it has none.
+    pub fn bounded_by(&self, v: usize) -> Option<&Var> {
+        let var = &self.vars[v];
+        self.vars.iter().find(|c| {
+            c.group == var.group
+                && ["bounds", "climatology"]
+                    .iter()
+                    .any(|a| c.attr_text(a).as_deref().map(str::trim) == Some(var.name.as_str()))
+        })
+    }
 }

@@ -108,9 +108,8 @@ impl WeightArg {
         if w.trim().is_empty() {
             return Err(Error::option("-w", "empty weight list"));
         }
-        let nums: std::result::Result<Vec<f64>, _> =
-            w.split(',').map(|x| x.trim().parse::<f64>()).collect();
-        Ok(match nums {
+        // Not numbers: the name of a weight variable.
+        Ok(match cli::number_list("-w", w) {
             Ok(n) => WeightArg::Numbers(n),
             Err(_) => WeightArg::Var(w.to_string()),
         })

@@ -380,7 +380,7 @@ impl Coords<'_> {
 fn units_text(m: &Meta, v: usize) -> String {
     let var = &m.vars[v];
     var.attr_text("units")
-        .or_else(|| bounded_by(m, v).and_then(|c| c.attr_text("units")))
+        .or_else(|| m.bounded_by(v).and_then(|c| c.attr_text("units")))
         .unwrap_or_else(|| "(no units)".into())
 }
 
@@ -1084,7 +1084,7 @@ fn var_dates(o: &PrintOptions, m: &Meta, v: usize) -> Option<(TimeUnits, DateSty
     let owner = if var.attr("units").is_some() {
         var
     } else {
-        bounded_by(m, v)?
+        m.bounded_by(v)?
     };
     let units = owner.attr_text("units")?;
     let u = TimeUnits::parse(&units, owner.attr_text("calendar").as_deref())?;
@@ -1104,17 +1104,6 @@ fn date_text(
         return Some(String::new());
     }
     u.format_value(vals.get_f64(i)?, *st)
-}
-
-/// The variable of `v`'s group whose `bounds` or `climatology` attribute names `v`.
-fn bounded_by(m: &Meta, v: usize) -> Option<&Var> {
-    let var = &m.vars[v];
-    m.vars.iter().find(|c| {
-        c.group == var.group
-            && ["bounds", "climatology"]
-                .iter()
-                .any(|a| c.attr_text(a).as_deref() == Some(var.name.as_str()))
-    })
 }
 
 fn cdl_value(

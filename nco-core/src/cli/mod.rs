@@ -820,6 +820,22 @@ fn not_yet(arg: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
+/// A comma-separated list of finite numbers given to `option` (`-w 1,2.5,3`), as
+/// ncra's and nces's weights are written.
+///
+/// Errors: an item that is not a finite number, naming `option` and the item.
+pub fn number_list(option: &str, text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| Error::option(option, format!("weight '{x}' is not a number")))
+        })
+        .collect()
+}
+
 /// The first line of clap's message, without its `error: `.
 fn first_line(e: &clap::Error) -> String {
     let text = e.to_string();
