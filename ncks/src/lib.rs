@@ -399,6 +399,12 @@ fn print_file(
     // 5.1.4 does (`ncks -H -C -s '%f' -v v f.nc` prints `3.141590`, the shell idiom
     // `x=$(ncks ...)`), and mixes its CDL or JSON with the formatted values when one
     // of them is given; ours then formats the values inside the CDL or JSON.
+    if cli.xml_number_separator.as_deref() == Some("") {
+        return Err(Error::option(
+            "--xml_spr_nmr",
+            "an empty separator would run the numbers together",
+        ));
+    }
     let xml = cli.xml
         || cli.xml_no_location
         || cli.xml_text_separator.is_some()

@@ -224,6 +224,20 @@ fn xml_options() {
         !hdn.contains("_Storage") && !hdn.contains("_Format"),
         "{hdn}"
     );
+    if !is_nco() {
+        // Separators XML reserves are escaped in the values too; an empty text
+        // separator falls back to `*|*` (NCO's fallback); each print parses.
+        let amp = run(&["--xml_spr_nmr=&", "-H", "-v", "time"]);
+        assert!(
+            amp.contains("<ncml:values separator=\"&amp;\">1.&amp;2.</ncml:values>"),
+            "{amp}"
+        );
+        let empty = run(&["--xml_spr_chr=", "-H", "-v", "name"]);
+        assert!(empty.contains("separator=\"*|*\">ab*|*c*d*|*<"), "{empty}");
+        for text in [amp, empty] {
+            roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("not XML ({e}):\n{text}"));
+        }
+    }
     let json = run(&["--xml", "--json", "-v", "c"]);
     assert!(json.trim_start().starts_with('{'), "{json}");
     if !is_nco() {
@@ -232,4 +246,36 @@ fn xml_options() {
             .run()
             .clean_failure("-s");
     }
+}
+
+/// Control characters XML 1.0 cannot hold (NCO writes `&#1;`, which parsers refuse)
+/// are written as U+FFFD; tab and carriage return as their references.
+#[test]
+fn xml_control_characters_keep_the_print_well_formed() {
+    let s = Scratch::new();
+    let f = crate::common::cdl(
+        &s,
+        "ctl",
+        "netcdf ctl { variables: int v ; v:ctrl = \"a\\001b\\rc\\td\" ; data: v = 1 ; }",
+    );
+    let r = nco("ncks").args(["--xml", "-v", "v", &f]).succeeds();
+    if is_nco() {
+        assert!(
+            r.stdout.contains("value=\"a&#1;b&#xD;c&#x9;d\""),
+            "{}",
+            r.stdout
+        );
+        return;
+    }
+    assert!(
+        r.stdout.contains("value=\"a\u{FFFD}b&#xD;c&#x9;d\""),
+        "{}",
+        r.stdout
+    );
+    roxmltree::Document::parse(&r.stdout)
+        .unwrap_or_else(|e| panic!("not XML ({e}):\n{}", r.stdout));
+    nco("ncks")
+        .args(["--xml_spr_nmr=", &f])
+        .run()
+        .clean_failure("--xml_spr_nmr");
 }

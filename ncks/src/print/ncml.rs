@@ -22,7 +22,8 @@
 //!   `73.`, `0.5`), NaN and infinities `NaN`, `Infinity`, `-Infinity`; `--fmt_val`
 //!   formats float and double data; missing values are printed as their numbers;
 //! - text escaped for XML: `&lt; &gt; &amp; &quot;`, newline `&#xA;`, carriage
-//!   return `&#xD;`, tab `&#x9;`, other control characters `&#N;`, NUL bytes left out;
+//!   return `&#xD;`, tab `&#x9;`, DEL `&#127;`, NUL bytes left out; the other control
+//!   characters, which XML 1.0 cannot hold (NCO writes `&#1;`...), are U+FFFD;
 //!   char arrays print one string per row of their last dimension.
 //!
 //! Where NCO 5.1.4 writes XML that does not parse, ours is valid (README, compatibility
@@ -201,30 +202,29 @@ fn variable(
     writeln!(out, "{ind}</ncml:variable>").map_err(io)
 }
 
-/// The separator of values of type `t`: the user's or the default, the backup for
-/// text when `holds` says a value contains it.
+/// The separator of values of type `t`, escaped for XML: the user's or the default,
+/// the backup for text when `holds` says a value contains it or the user's is empty
+/// (NCO's fallback: rows would run together).
 fn separator(o: &PrintOptions, t: NcType, holds: impl Fn(&str) -> bool) -> String {
-    if matches!(t, NcType::Char | NcType::Str) {
+    let sep = if matches!(t, NcType::Char | NcType::Str) {
         let sep = o.ncml.text_separator.as_deref().unwrap_or("*");
-        if holds(sep) {
-            BACKUP_SEPARATOR.into()
+        if sep.is_empty() || holds(sep) {
+            BACKUP_SEPARATOR
         } else {
-            sep.into()
+            sep
         }
     } else {
-        o.ncml
-            .number_separator
-            .clone()
-            .unwrap_or_else(|| " ".into())
-    }
+        o.ncml.number_separator.as_deref().unwrap_or(" ")
+    };
+    escape(sep.as_bytes())
 }
 
-/// ` separator="..."` unless the separator is all blank.
+/// ` separator="..."` (`sep` escaped already) unless the separator is all blank.
 fn separator_attribute(sep: &str) -> String {
     if sep.chars().all(char::is_whitespace) {
         String::new()
     } else {
-        format!(" separator=\"{}\"", escape(sep.as_bytes()))
+        format!(" separator=\"{sep}\"")
     }
 }
 
@@ -403,7 +403,10 @@ pub fn escape(bytes: &[u8]) -> String {
             b'&' => s.extend_from_slice(b"&amp;"),
             b'"' => s.extend_from_slice(b"&quot;"),
             0 => {}
-            c if c < 0x20 || c == 0x7f => s.extend_from_slice(format!("&#{c};").as_bytes()),
+            // XML 1.0 has no form for the other control characters, not even `&#1;`
+            // (NCO's, which parsers refuse): U+FFFD stands in for each.
+            c if c < 0x20 => s.extend_from_slice("\u{FFFD}".as_bytes()),
+            0x7f => s.extend_from_slice(b"&#127;"),
             c => s.push(c),
         }
     }
