@@ -209,6 +209,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
     let climo = match &cli.inputs.climatology {
         Some(text) => {
+            if cli.std.common.append {
+                return Err(Error::option(
+                    "--cb",
+                    "does not combine with -A yet: write a new file",
+                ));
+            }
             let info = climatology::ClimoInfo::parse(text)?;
             climatology::apply_or_warn(prog, &info, first, &mut meta, sets.len(), None)?
         }

@@ -378,8 +378,13 @@ impl Ra<'_> {
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
         let climo = match &cli.inputs.climatology {
             Some(text) => {
-                if cli.rec_apn {
-                    return Err(Error::option("--cb", "does not combine with --rec_apn"));
+                if cli.rec_apn || cli.std.common.append {
+                    // The existing file's time bounds and attributes would stay beside
+                    // the new climatology bounds.
+                    return Err(Error::option(
+                        "--cb",
+                        "does not combine with -A or --rec_apn yet: write a new file",
+                    ));
                 }
                 let info = climatology::ClimoInfo::parse(text)?;
                 let stat = |o: usize| {
@@ -388,8 +393,15 @@ impl Ra<'_> {
                         .op
                         .cell_method()
                 };
-                let over = (!self.concat && !cli.no_cell_methods)
-                    .then_some(&stat as &dyn Fn(usize) -> &'static str);
+                // ncrcat's records are means too (ncclimo's diurnal path): NCO rewrites
+                // their cell_methods the same way.
+                let mean = |_: usize| "mean";
+                let over: Option<&dyn Fn(usize) -> &'static str> =
+                    match (self.concat, cli.no_cell_methods) {
+                        (_, true) => None,
+                        (true, false) => Some(&mean),
+                        (false, false) => Some(&stat),
+                    };
                 climatology::apply_or_warn(self.prog, &info, first, &mut meta, sets.len(), over)?
             }
             None => None,

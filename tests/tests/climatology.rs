@@ -262,3 +262,59 @@ fn cb_without_bounds_warns_and_bad_uses_are_refused() {
         .run()
         .clean_failure("--cb");
 }
+
+/// ncclimo's diurnal path: ncrcat of the means of each timestep of the day; the
+/// records' `cell_methods` become the climatology's, as NCO 5.1.4 writes them.
+#[test]
+fn ncrcat_diurnal_climatology_rewrites_cell_methods() {
+    let s = Scratch::new();
+    let steps: Vec<String> = (0..4)
+        .map(|k| {
+            cdl(
+                &s,
+                &format!("tpd{k}"),
+                &format!(
+                    r#"netcdf t {{ dimensions: time = UNLIMITED ; nbnd = 2 ;
+                    variables:
+                      double time(time) ; time:units = "hours since 2000-01-01" ;
+                        time:calendar = "noleap" ; time:bounds = "time_bnds" ;
+                        time:cell_methods = "time: mean" ;
+                      double time_bnds(time, nbnd) ;
+                      float T(time) ; T:cell_methods = "time: mean" ;
+                    data: time = {} ; time_bnds = {}, {} ; T = {k} ; }}"#,
+                    6 * k + 3,
+                    6 * k,
+                    6 * k + 6
+                ),
+            )
+        })
+        .collect();
+    let out = s.arg("diurnal.nc");
+    nco("ncrcat")
+        .args(["-O", "--cb=2000,2002,1,1,4"])
+        .args(&steps)
+        .arg(&out)
+        .succeeds();
+    let d = Dump::of(&out);
+    let want = "time: mean within days time: mean within years time: mean over years";
+    assert_eq!(text(d.var("T"), "cell_methods").as_deref(), Some(want));
+    assert_eq!(text(d.var("time"), "cell_methods").as_deref(), Some(want));
+    assert!(d.var("climatology_bounds").attr("cell_methods").is_none());
+    assert_eq!(d.var("time").numbers(), [3.0, 9.0, 15.0, 21.0]);
+    let order: Vec<&str> = d
+        .var("time")
+        .attrs
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(order, ["units", "calendar", "cell_methods", "climatology"]);
+    if !is_nco() {
+        // -A would keep the existing file's time bounds beside the new ones.
+        nco("ncra")
+            .args(["-A", "--cb=2000,2002,1,1,4"])
+            .args(&steps)
+            .arg(&out)
+            .run()
+            .clean_failure("--cb");
+    }
+}

@@ -23,10 +23,11 @@
 //!   last month of the last year; with `tpd` N > 0, N times, the middles of the N
 //!   steps of the first day, and N bounds from the start of each step to the end of
 //!   the same step on the last day;
-//! - ncra (unless `--no_cll_mth`) writes `cell_methods = "time: mean within years time:
-//!   mean over years"` (with `time: mean within days` first when `tpd` > 1; `time: mean`
-//!   for `clm2bnd`) on every averaged variable of the time dimension, and none on the
-//!   bounds.
+//! - ncra and ncrcat (unless `--no_cll_mth`; not nces) write `cell_methods = "time:
+//!   mean within years time: mean over years"` (with `time: mean within days` first when
+//!   `tpd` > 1; `time: mean` for `clm2bnd`) on every numeric variable of the time
+//!   dimension, and none on the bounds. `-A` (and `--rec_apn`) is refused: the existing
+//!   file's time bounds would stay beside the new ones.
 //!
 //! Ours differs where NCO 5.1.4 is wrong (README, compatibility notes): statistics other
 //! than the mean are named for what they are (`-y max`: `time: mean within years time:
@@ -274,12 +275,15 @@ pub fn plan(
         let t = &mut out.vars[time];
         t.remove_attr(keep_attr.0);
         t.remove_attr(drop_attr);
-        // Before the cell_methods ncra added (NCO's order).
-        let at = t
-            .attrs
-            .iter()
-            .position(|a| a.name == "cell_methods")
-            .unwrap_or(t.attrs.len());
+        // NCO's order: appended, before the cell_methods ncra adds afterwards (not
+        // before one the input had), time bounds last.
+        let had_methods = first.vars[t_in].attr("cell_methods").is_some();
+        let at = match mode {
+            ClimoMode::ClimoToBounds => None,
+            _ if had_methods => None,
+            _ => t.attrs.iter().position(|a| a.name == "cell_methods"),
+        }
+        .unwrap_or(t.attrs.len());
         t.attrs.insert(at, Attr::text(keep_attr.0, keep_attr.1));
         for key in ["units", "calendar"] {
             if out.vars[bounds].attr(key).is_none() {
