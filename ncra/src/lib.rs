@@ -340,7 +340,17 @@ impl Ra<'_> {
         let rec = multifile::record_dim(sets, self.prog)?;
         let rec_name = first.dims[rec].name.clone();
         multifile::check_record_dims(sets, &rec_name)?;
-        let picks = multifile::pick_records_in(sets, specs, &rec_name, cli.std.slab.fortran)?;
+        let mut picks = multifile::pick_records_in(sets, specs, &rec_name, cli.std.slab.fortran)?;
+        // --mro without sub-cycles: every selected record is an output record (NCO
+        // 5.1.4, with or without -d).
+        let grouped = specs
+            .iter()
+            .any(|s| s.dim == rec_name && s.subcycle.is_some_and(|n| n > 1));
+        if cli.mro && !grouped {
+            for (i, p) in picks.iter_mut().enumerate() {
+                p.group = i;
+            }
+        }
         let times = multifile::TimeAlign::of(sets, &rec_name)?;
         let fixed_specs: Vec<_> = specs
             .iter()

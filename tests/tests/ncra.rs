@@ -687,3 +687,39 @@ fn nothing_to_process_is_an_error_as_in_nco() {
         }
     }
 }
+
+/// `--mro` without sub-cycles writes one output record per selected record (NCO 5.1.4,
+/// with or without `-d`); an empty stride before a subcycle is the subcycle
+/// (`time,0,,,2` takes every record once) and an empty last field is refused.
+#[test]
+fn mro_without_subcycles_and_empty_strides_as_nco() {
+    let s = Scratch::new();
+    let out = s.arg("o.nc");
+    let recs = |op: &str, args: &[&str]| {
+        nco(op)
+            .args(["-O"])
+            .args(args)
+            .args([&fx(), &fx(), &out])
+            .succeeds();
+        nco_tests::Dump::of(&out).var("fld_rec").numbers()
+    };
+    let all: Vec<f64> = (1..=10).map(|i| 10.0 * f64::from(i)).collect();
+    let twice: Vec<f64> = all.iter().chain(&all).copied().collect();
+    assert_eq!(recs("ncra", &["--mro"]), twice);
+    assert_eq!(
+        recs("ncra", &["--mro", "-d", "time,0,,4"]),
+        [10.0, 50.0, 90.0, 30.0, 70.0]
+    );
+    assert_eq!(recs("ncrcat", &["-d", "time,0,,,2"]), twice);
+    assert_eq!(recs("ncra", &["-d", "time,,,,2"]), [55.0]);
+    assert_eq!(
+        recs("ncra", &["--mro", "-d", "time,0,,,5"]),
+        [30.0, 80.0, 30.0, 80.0]
+    );
+    for bad in ["time,0,5,", "time,0,5,2,"] {
+        nco("ncra")
+            .args(["-O", "-d", bad, &fx(), &fx(), &out])
+            .run()
+            .clean_failure(if is_nco() { "" } else { bad });
+    }
+}

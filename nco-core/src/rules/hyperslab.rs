@@ -173,11 +173,15 @@ impl HyperslabSpec {
                 )));
             }
         }
-        // A field that is present must hold a positive integer (an empty one too is
-        // refused, as NCO does).
+        // A field that is present must hold a positive integer; an empty one is refused
+        // at the end and takes its default before a later field, as NCO 5.1.4 does: an
+        // empty stride before a subcycle is the subcycle (`time,0,,,2` takes every
+        // record once, in groups of 2; NCO measured with ncrcat).
+        let last = parts.len() - 1;
         let positive = |i: usize, what: &str| -> Result<Option<usize>> {
             match parts.get(i).map(|s| s.trim()) {
                 None => Ok(None),
+                Some("") if i < last => Ok(None),
                 Some(s) => match s.parse::<usize>() {
                     Ok(n) if n > 0 => Ok(Some(n)),
                     _ => Err(bad(&format!(
@@ -186,8 +190,8 @@ impl HyperslabSpec {
                 },
             }
         };
-        let stride = positive(3, "stride")?.unwrap_or(1);
         let subcycle = positive(4, "subcycle")?;
+        let stride = positive(3, "stride")?.unwrap_or(subcycle.unwrap_or(1));
         let interleave = positive(5, "interleave")?;
         Ok(HyperslabSpec {
             text: text.to_string(),
