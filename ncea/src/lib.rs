@@ -78,7 +78,7 @@ pub struct Cli {
     )]
     pub weights: Option<MemberWeights>,
     /// Numerator (nces): write the (weighted) sums, not divided by the weights or counts
-    #[arg(short = 'N', long = "nmr", visible_alias = "numerator")]
+    #[arg(short = 'N', long = "nmr", visible_aliases = ["numerator", "no_nrm_by_wgt", "no_normalize_by_weight"])]
     pub numerator: bool,
 }
 

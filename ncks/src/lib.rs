@@ -89,7 +89,7 @@ pub struct Cli {
     #[arg(short = 'V', long = "val")]
     pub values_only: bool,
     /// Keep the file's variable order instead of alphabetising (deprecated NCO switch)
-    #[arg(short = 'a', long = "abc", visible_aliases = ["no_abc", "no-abc", "no_alphabetize"])]
+    #[arg(short = 'a', long = "abc", visible_aliases = ["no_abc", "no-abc", "no_alphabetize", "alphabetize"])]
     pub no_alphabetize: bool,
     /// Make this dimension (or all) a fixed dimension in the output
     #[arg(long = "fix_rec_dmn", value_name = "DIM")]

@@ -62,7 +62,7 @@ pub struct Cli {
     #[arg(short = 'w', long = "wgt", visible_aliases = ["weight", "wgt_var"], value_name = "WEIGHTS", allow_hyphen_values = true, value_parser = WeightArg::parse)]
     pub weight: Option<WeightArg>,
     /// With -w, return the weighted sum (no normalisation)
-    #[arg(short = 'N', long = "nmr", visible_alias = "numerator")]
+    #[arg(short = 'N', long = "nmr", visible_aliases = ["numerator", "no_nrm_by_wgt", "no_normalize_by_weight"])]
     pub numerator: bool,
     /// Multi-record output: one output record per sub-cycle
     #[arg(long = "mro")]

@@ -168,6 +168,9 @@ fn options_not_supported_yet_say_so() {
         ("ncra", "--qnt=default=3"),
         ("ncks", "--hpss"),
         ("nces", "--baa=1"),
+        ("nces", "--nsm_grp"),
+        ("ncra", "-G"),
+        ("ncks", "-l"),
     ] {
         let name = arg.split('=').next().unwrap_or(arg);
         let r = nco(op)
