@@ -816,15 +816,34 @@ fn not_yet(arg: &str) -> Option<&'static str> {
         (&["l", "R"], "retrieval of remote files"),
         (&["G", "gpe"], "group path editing (-G) outside ncks"),
         (
-            &["nsm_grp", "ensemble_group", "nsm_sfx", "ensemble_suffix", "gag", "aggregate_group"],
+            &[
+                "nsm_grp",
+                "ensemble_group",
+                "nsm_sfx",
+                "ensemble_suffix",
+                "gag",
+                "aggregate_group",
+            ],
             "ensembles of groups (--nsm_grp, --gag)",
         ),
-        (&["nsm_fl", "ensemble_file"], "the --nsm_fl switch (ensembles of files are the default)"),
+        (
+            &["nsm_fl", "ensemble_file"],
+            "the --nsm_fl switch (ensembles of files are the default)",
+        ),
         (&["prw", "per_record_weights"], "per-record weights (--prw)"),
-        (&["mrd", "multiple_record_dimensions"], "multiple record dimensions (--mrd)"),
-        (&["ddra", "mdl_cmp", "dbg_fl", "fl_dbg"], "the debugging and modeling switches"),
+        (
+            &["mrd", "multiple_record_dimensions"],
+            "multiple record dimensions (--mrd)",
+        ),
+        (
+            &["ddra", "mdl_cmp", "dbg_fl", "fl_dbg"],
+            "the debugging and modeling switches",
+        ),
         (&["hdf", "hdf4"], "HDF4 input"),
-        (&["srm", "lst_rnk_ge2", "sng_fmt_mem"], "the streaming and listing switches of ncks"),
+        (
+            &["srm", "lst_rnk_ge2", "sng_fmt_mem"],
+            "the streaming and listing switches of ncks",
+        ),
     ];
     TABLE
         .iter()

@@ -99,6 +99,16 @@ pub fn storable(meta: &Meta) -> Result<(Meta, Vec<String>)> {
     let mut m = meta.clone();
     let format = m.format;
     if format.is_classic_family() {
+        // A length of 0 in a netCDF3 header marks the record dimension: a fixed one of
+        // length 0 would read back as a second record dimension (a file libnetcdf
+        // refuses). NCO 5.1.4 writes length 1 there, with made-up values.
+        if let Some(d) = m.dims.iter().find(|d| !d.unlimited && d.len == 0) {
+            return Err(Error::msg(format!(
+                "dimension {} would be a fixed dimension of length 0, which netCDF3 formats \
+                 cannot store (it has no records: leave it out, or write netCDF-4 with -4)",
+                d.name
+            )));
+        }
         if let Some(rec) = m.record_dim() {
             for d in m.dims.iter_mut().skip(rec + 1) {
                 d.unlimited = false;
