@@ -148,6 +148,11 @@ fn groups_by_name_path_and_regex_as_nco() {
     for g in ["obs", "model", "obs,diag", "^o.*"] {
         same_as_nco(&["-O", "-x", "-g", g]);
     }
+    // A path in -v is not restricted by -g (NCO 5.1.4): /tas names every variable
+    // whose path ends in /tas.
+    let (_s, _a, b) = same_as_nco(&["-O", "-g", "obs", "-v", "/tas"]);
+    assert!(layout(&b).0.contains(&"/model/diag/tas".to_string()));
+    same_as_nco(&["-O", "-x", "-g", "obs", "-v", "/tas"]);
     let (_s, _a, b) = same_as_nco(&["-O", "-x", "-g", "obs"]);
     assert_eq!(layout(&b).1, ["/", "/model", "/model/diag"]);
     assert!(layout(&b).0.contains(&"/tas".to_string()));

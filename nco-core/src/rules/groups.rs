@@ -141,6 +141,12 @@ impl Item {
         }
     }
 
+    /// True for a plain path (a name with a `/`), which `-g` does not restrict
+    /// (`ncks -g obs -v /tas` extracts `/tas` and `/model/diag/tas`, NCO 5.1.4).
+    pub fn is_path(&self) -> bool {
+        matches!(self, Item::Plain(p) if p.contains('/'))
+    }
+
     /// True for a regular expression.
     pub fn is_regex(&self) -> bool {
         matches!(self, Item::Regex(..))

@@ -194,7 +194,7 @@ pub fn select(meta: &Meta, args: &SelectArgs) -> Result<Vec<usize>> {
         let item = Item::parse("-v", text)?;
         let mut any = false;
         for (i, v) in meta.vars.iter().enumerate() {
-            if allowed[i] && item.matches(&v.name, &meta.var_path(i)) {
+            if (allowed[i] || item.is_path()) && item.matches(&v.name, &meta.var_path(i)) {
                 listed[i] = true;
                 any = true;
             }
