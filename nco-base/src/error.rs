@@ -85,6 +85,34 @@ pub fn one_line(text: &str) -> String {
 }
 
 impl Error {
+    /// This error with file `tmp` named `dest` instead: errors met while writing a
+    /// temporary output name the file the user asked for.
+    pub fn naming(self, tmp: &std::path::Path, dest: &std::path::Path) -> Error {
+        let (t, d) = (tmp.display().to_string(), dest.display().to_string());
+        let fix = |s: String| if s.contains(&t) { s.replace(&t, &d) } else { s };
+        match self {
+            Error::Format { path, reason } => Error::Format {
+                path: fix(path),
+                reason: fix(reason),
+            },
+            Error::Io { path, source } if path == tmp => Error::Io {
+                path: dest.to_path_buf(),
+                source,
+            },
+            Error::Netcdf { path, var, source } => Error::Netcdf {
+                path: fix(path),
+                var,
+                source,
+            },
+            Error::Msg(m) => Error::Msg(fix(m)),
+            Error::Variable { var, reason } => Error::Variable {
+                var,
+                reason: fix(reason),
+            },
+            other => other,
+        }
+    }
+
     /// The message on one line ([`one_line`]), as the operators print it.
     pub fn one_line(&self) -> String {
         one_line(&self.to_string())
@@ -184,5 +212,23 @@ mod room_tests {
         );
         try_room(&mut v, 10, "T").unwrap();
         assert!(v.capacity() >= 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn naming_puts_the_destination_for_the_temporary_file() {
+        let (t, d) = (
+            std::path::Path::new("/x/o.nc.pid7.ncks.tmp"),
+            std::path::Path::new("/x/o.nc"),
+        );
+        let e = super::Error::Format {
+            path: "/x/o.nc.pid7.ncks.tmp".into(),
+            reason: "too big".into(),
+        };
+        assert_eq!(e.naming(t, d).to_string(), "/x/o.nc: too big");
+        let m = super::Error::Msg("writing /x/o.nc.pid7.ncks.tmp failed".into());
+        assert_eq!(m.naming(t, d).to_string(), "writing /x/o.nc failed");
     }
 }

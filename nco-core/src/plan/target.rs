@@ -275,7 +275,8 @@ impl Output {
         for n in notes {
             eprintln!("{}: WARNING {n}", target.prog);
         }
-        let mut file = OutFile::create(tmp.path(), &meta, target.hdr_pad)?;
+        let mut file = OutFile::create(tmp.path(), &meta, target.hdr_pad)
+            .map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
         if let Some(m) = &merged {
             // Old records past the new ones stay (see extract::kept_records).
             for &i in &kept {
@@ -310,7 +311,9 @@ impl Output {
     /// ([`OutFile::write`]).
     pub fn write(&mut self, o: usize, first: usize, values: &crate::types::Values) -> Result<()> {
         let v = self.var(o);
-        self.file.write(v, first, values)
+        self.file
+            .write(v, first, values)
+            .map_err(|e| e.naming(self.tmp.path(), self.tmp.dest()))
     }
 
     /// Write values of planned variable `o` from the multi-index `first`
@@ -322,7 +325,9 @@ impl Output {
         values: &crate::types::Values,
     ) -> Result<()> {
         let v = self.var(o);
-        self.file.write_at(v, first, values)
+        self.file
+            .write_at(v, first, values)
+            .map_err(|e| e.naming(self.tmp.path(), self.tmp.dest()))
     }
 
     /// Copy input variable `s` of `ds` under `sel` into planned variable `o` unchanged
@@ -392,11 +397,12 @@ impl Output {
                 }
             }
         }
-        file.finish()?;
+        file.finish()
+            .map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
         // Close the existing file before the new one replaces it.
         drop(merged);
         if let Some(prog) = digests_of {
-            report_digests(&prog, tmp.path())?;
+            report_digests(&prog, tmp.path()).map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
         }
         Ok(tmp)
     }
