@@ -460,3 +460,27 @@ fn fmt_val_formats_floating_point_data() {
             .clean_failure("--fmt_val");
     }
 }
+
+/// `--cal` of `months since` and `years since` (UDUnits' fixed lengths: a year of
+/// 3.15569259747e7 s, a month a twelfth of it, as NCO 5.1.4 converts them) and of
+/// UDUnits' compact reference dates (`days since 20000101`).
+#[test]
+fn cal_months_years_and_compact_dates() {
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "mo",
+        r#"netcdf mo { dimensions: t = 3 ;
+        variables: double m(t) ; m:units = "months since 2000-01-01" ;
+          double y(t) ; y:units = "years since 2000-01-01" ;
+          double z(t) ; z:units = "days since 20000101" ;
+        data: m = 0, 1, 13 ; y = 0, 1, 2.5 ; z = 0, 1, 2 ; }"#,
+    );
+    let want = [
+        r#"m = "2000-01-01", "2000-01-31 10:29:3.8312250", "2001-01-30 16:17:49.8059250" ;"#,
+        r#"y = "2000-01-01", "2000-12-31 05:48:45.9747000", "2002-07-02 02:31:54.9367500" ;"#,
+        r#"z = "2000-01-01", "2000-01-02", "2000-01-03" ;"#,
+    ]
+    .join("\n");
+    assert_eq!(data_lines(&["--cal"], &f), want);
+}

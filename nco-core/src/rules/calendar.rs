@@ -34,6 +34,14 @@ pub fn parse_date(s: &str) -> Option<DateTime> {
         Some(i) => (&s[..i], s[i + 1..].trim()),
         None => (s, ""),
     };
+    // UDUnits' compact form `20000101` (eight digits, no dashes).
+    let compact;
+    let date = if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) {
+        compact = format!("{}-{}-{}", &date[..4], &date[4..6], &date[6..]);
+        compact.as_str()
+    } else {
+        date
+    };
     let mut it = date.splitn(3, '-');
     let year: i64 = it.next()?.parse().ok()?;
     let month: i64 = it.next()?.parse().ok()?;
@@ -117,11 +125,17 @@ fn julian_date(n: i64) -> (i64, i64, i64) {
     (d - 4800 + m / 10, month, day)
 }
 
+/// UDUnits' year in seconds, 3.15569259747e7 (its `year`, from which `month` is a
+/// twelfth).
+const UDUNITS_YEAR: f64 = 31_556_925.974_7;
+
 /// The first day of the Gregorian calendar in the mixed `standard` calendar
 /// (1582-10-15, the day after Julian 1582-10-04).
 const GREGORIAN_START: (i64, i64, i64) = (1582, 10, 15);
 
-/// Seconds in one unit of a CF time unit name, `None` when not a time unit.
+/// Seconds in one unit of a CF time unit name, `None` when not a time unit. Months
+/// and years are UDUnits' fixed lengths (a year of 3.15569259747e7 s, a month a
+/// twelfth of it), as NCO 5.1.4 converts them (CF §4.4 advises against them).
 pub fn unit_seconds(unit: &str) -> Option<f64> {
     Some(match unit.trim().to_ascii_lowercase().as_str() {
         "second" | "seconds" | "sec" | "secs" | "s" => 1.0,
@@ -131,6 +145,8 @@ pub fn unit_seconds(unit: &str) -> Option<f64> {
         "hour" | "hours" | "hr" | "hrs" | "h" => 3600.0,
         "day" | "days" | "d" => 86_400.0,
         "week" | "weeks" => 7.0 * 86_400.0,
+        "month" | "months" | "mon" | "mons" => UDUNITS_YEAR / 12.0,
+        "year" | "years" | "yr" | "yrs" => UDUNITS_YEAR,
         _ => return None,
     })
 }
