@@ -135,7 +135,8 @@ const GREGORIAN_START: (i64, i64, i64) = (1582, 10, 15);
 
 /// Seconds in one unit of a CF time unit name, `None` when not a time unit. Months
 /// and years are UDUnits' fixed lengths (a year of 3.15569259747e7 s, a month a
-/// twelfth of it), as NCO 5.1.4 converts them (CF §4.4 advises against them).
+/// twelfth of it), as NCO 5.1.4 prints their dates (CF §4.4 advises against them;
+/// [`TimeConversion`] does not convert them between files).
 pub fn unit_seconds(unit: &str) -> Option<f64> {
     Some(match unit.trim().to_ascii_lowercase().as_str() {
         "second" | "seconds" | "sec" | "secs" | "s" => 1.0,
@@ -430,6 +431,15 @@ impl TimeConversion {
                 })
             })
         };
+        // Months and years are UDUnits' fixed lengths, not calendar months: values in
+        // them are not converted between files (CF §4.4 advises against them).
+        for u in [from_units, to_units] {
+            if parse_units(u).is_some_and(|(secs, _)| secs >= UDUNITS_YEAR / 12.0) {
+                return Err(TimeError::Units(format!(
+                    "time units \"{u}\" (months and years have no fixed length in a calendar)"
+                )));
+            }
+        }
         let (from, to) = (
             side(from_units, from_calendar)?,
             side(to_units, to_calendar)?,
