@@ -149,7 +149,7 @@ pub struct Cli {
         visible_aliases = ["md5_write_attribute", "md5_wrt", "md5_write"]
     )]
     pub md5_attribute: bool,
-    /// printf format of float and double values printed in CDL or JSON (e.g.
+    /// printf format of float and double values printed in CDL, JSON or NcML (e.g.
     /// `%.3f`; trailing zeros of the decimals trimmed, as NCO does; `-s` wins)
     #[arg(
         long = "fmt_val",

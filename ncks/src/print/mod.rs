@@ -70,7 +70,7 @@ pub struct PrintOptions {
     pub json_format: u8,
     /// `--hdn`: the hidden attributes of a netCDF-4 file ([`Hidden::of`]).
     pub hidden: Option<Hidden>,
-    /// `--fmt_val`: printf format of float and double data (not attributes) in CDL and
+    /// `--fmt_val`: printf format of float and double data (not attributes) in CDL, NcML and
     /// JSON, trailing zeros of the decimals then trimmed
     /// ([`nco_core::cfmt::trim_trailing_zeros`]), as NCO 5.1.4 prints them; `-s` wins.
     pub value_format: Option<CFormat>,
