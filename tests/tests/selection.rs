@@ -336,13 +336,63 @@ fn index_beyond_64_bits_is_out_of_range() {
     }
 }
 
-/// Known bug (README): ncra does not implement the interleave (sixth `-d` field); it
-/// refuses one other than 1.
+/// The interleave (sixth `-d` field, NCO manual "Interleave"): within each sub-cycle
+/// the records at offsets k, k + ilv... are one group; ncrcat writes the groups in
+/// turn, ncra one record each (with or without `--mro`). Values are the manual's
+/// examples, which NCO 5.1.4 gives.
 #[test]
-#[ignore = "ncra interleave is not implemented (README, known bugs)"]
-fn ncra_interleave_as_nco() {
+fn interleave_as_nco() {
     let s = Scratch::new();
-    let (a, b) = (s.arg("n.nc"), s.arg("o.nc"));
+    let seq = |name: &str, from: i32| {
+        let vals: Vec<String> = (from..from + 10).map(|x| x.to_string()).collect();
+        crate::common::cdl(
+            &s,
+            name,
+            &format!(
+                "netcdf {name} {{ dimensions: time = UNLIMITED ; variables: double time(time) ; \
+                 float v(time) ; data: time = {0} ; v = {0} ; }}",
+                vals.join(", ")
+            ),
+        )
+    };
+    let (in1, in2) = (seq("in1", 1), seq("in2", 11));
+    let in12 = s.arg("in12.nc");
+    nco("ncrcat").args(["-O", &in1, &in2, &in12]).succeeds();
+    let out = s.arg("o.nc");
+    let v = |op: &str, d: &str, files: &[&str]| {
+        nco(op)
+            .args(["-O", "-d", d])
+            .args(files)
+            .arg(&out)
+            .succeeds();
+        nco_tests::Dump::of(&out).var("v").numbers()
+    };
+    assert_eq!(
+        v("ncra", "time,,,,10,5", &[&in1]),
+        [3.5, 4.5, 5.5, 6.5, 7.5]
+    );
+    assert_eq!(
+        v("ncrcat", "time,2,,10,4,2", &[&in12]),
+        [3.0, 5.0, 4.0, 6.0, 13.0, 15.0, 14.0, 16.0]
+    );
+    assert_eq!(
+        v("ncra", "time,2,,10,4,2", &[&in12]),
+        [4.0, 5.0, 14.0, 15.0]
+    );
+    assert_eq!(
+        v("ncra", "time,,,,10,2", &[&in1, &in2]),
+        [5.0, 6.0, 15.0, 16.0]
+    );
+    assert_eq!(v("ncra", "time,,,,10,2", &[&in12]), [5.0, 6.0, 15.0, 16.0]);
+    if !is_nco() {
+        // A sub-cycle across two files: ours as over the concatenated records; NCO
+        // 5.1.4 stops ("interleaved sub-cycle crosses file boundary").
+        assert_eq!(
+            v("ncra", "time,,,,4,2", &[&in1, &in2]),
+            v("ncra", "time,,,,4,2", &[&in12])
+        );
+    }
+    let (a, b) = (s.arg("n.nc"), s.arg("ours.nc"));
     let args = ["-O", "-v", "fld_rec", "-d", "time,0,9,5,2,2"];
     reference("ncra").args(args).arg(fx()).arg(&a).succeeds();
     nco("ncra").args(args).arg(fx()).arg(&b).succeeds();

@@ -409,17 +409,34 @@ pub fn pick_records(
             let mut globals = Vec::new();
             let mut group = 0usize;
             let mut i = 0usize;
+            // Interleave (sixth field, NCO manual "Interleave"): the records of each
+            // sub-cycle at offsets k, k + ilv, k + 2 ilv... form group k, for k below
+            // ilv, in that order (ncrcat writes them so; ncra one record each).
+            let ilv = spec.interleave.unwrap_or(1).max(1);
             while i < span.len() {
-                for j in 0..sub {
-                    if let Some(&g) = span.get(i + j) {
-                        globals.push((g, group));
+                if ilv > 1 {
+                    for k in 0..ilv {
+                        let members: Vec<usize> = (k..sub)
+                            .step_by(ilv)
+                            .filter_map(|j| span.get(i + j).copied())
+                            .collect();
+                        if !members.is_empty() {
+                            globals.extend(members.into_iter().map(|g| (g, group)));
+                            group += 1;
+                        }
+                    }
+                } else {
+                    for j in 0..sub {
+                        if let Some(&g) = span.get(i + j) {
+                            globals.push((g, group));
+                        }
+                    }
+                    group += 1;
+                    if sub == 1 {
+                        group = 0;
                     }
                 }
-                group += 1;
                 i += spec.stride.max(1);
-                if sub == 1 {
-                    group = 0;
-                }
             }
             for (g, grp) in globals {
                 let mut rest = g;
