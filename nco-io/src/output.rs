@@ -397,6 +397,12 @@ impl TempOutput {
         &self.dest
     }
 
+    /// Error `e`, met writing the temporary file, naming the final path instead
+    /// ([`Error::naming`]): the user never asked for the temporary name.
+    pub fn naming(&self, e: Error) -> Error {
+        e.naming(&self.tmp, &self.dest)
+    }
+
     /// Move the finished temporary file over the destination.
     pub fn commit(mut self) -> Result<()> {
         std::fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(&self.dest, e))?;

@@ -806,18 +806,22 @@ fn trd_var_data(
     Ok(())
 }
 
+/// A `%g` number with a decimal point, as `%#g` with its trailing zeros trimmed
+/// prints it (`1.e+36`, `73.`; NaN and infinities as they are): CDL attributes and
+/// NcML numbers.
+fn with_point(s: String) -> String {
+    if s.contains(['.', 'n', 'i']) {
+        s
+    } else if s.contains('e') {
+        s.replacen('e', ".e", 1)
+    } else {
+        format!("{s}.")
+    }
+}
+
 /// CDL text of an attribute value (`1.e+36f`, `37s`, `"text"`...).
 pub fn cdl_attr_value(v: &Values) -> String {
-    let dot = |s: String| {
-        if s.contains(['.', 'e', 'n', 'i']) {
-            if !s.contains('.') && s.contains('e') {
-                return s.replacen('e', ".e", 1);
-            }
-            s
-        } else {
-            format!("{s}.")
-        }
-    };
+    let dot = with_point;
     match v {
         Values::Char(c) => cdl_string(c),
         Values::Str(s) => s

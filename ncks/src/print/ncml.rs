@@ -39,7 +39,8 @@ use nco_core::types::{NcType, Values};
 use nco_core::Result;
 
 use super::{
-    for_each_block, group_attrs, io, used_dims, value_format, var_attrs, PrintOptions, Tree,
+    for_each_block, group_attrs, io, num, used_dims, value_format, var_attrs, with_point,
+    NonFinite, PrintOptions, Tree,
 };
 
 /// The NcML 2.2 namespace NCO declares.
@@ -283,33 +284,21 @@ fn number(v: &Values, i: usize, fmt: Option<String>) -> String {
         if x.is_infinite() {
             return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
         }
-        // `%#.Pg` with its trailing zeros trimmed: `%.Pg` with a decimal point.
-        let s = nco_core::cfmt::format_g(x, prec);
-        if s.contains('.') {
-            return s;
-        }
-        match s.find('e') {
-            Some(e) => format!("{}.{}", &s[..e], &s[e..]),
-            None => format!("{s}."),
-        }
+        // `%#.Pg` with its trailing zeros trimmed.
+        with_point(nco_core::cfmt::format_g(x, prec))
     };
     match v {
         Values::Float(x) => g(f64::from(x[i]), 7),
         Values::Double(x) => g(x[i], 15),
-        Values::Byte(x) => x[i].to_string(),
-        Values::UByte(x) => x[i].to_string(),
-        Values::Short(x) => x[i].to_string(),
-        Values::UShort(x) => x[i].to_string(),
-        Values::Int(x) => x[i].to_string(),
-        Values::UInt(x) => x[i].to_string(),
-        Values::Int64(x) => x[i].to_string(),
-        Values::UInt64(x) => x[i].to_string(),
         Values::Char(c) => escape(&c[i..=i]),
         Values::Str(s) => escape(s[i].as_bytes()),
+        // Integers as printf's %d and %u.
+        _ => num(v, i, 0, 0, NonFinite::C),
     }
 }
 
-/// Variable `v`'s `<ncml:values>` element (its hyperslab under `sel`), read in blocks.
+/// Variable `v`'s `<ncml:values>` element (its hyperslab under `sel`): numbers read in
+/// blocks, text read once (it is looked through for the separator before printing).
 fn values(
     ds: &Dataset,
     v: usize,
@@ -324,30 +313,28 @@ fn values(
     let n: usize = idx.iter().map(Vec::len).product();
     // Missing values print as their numbers (NCO's NcML has no blank).
     let text_rows = var.ty == NcType::Char;
-    let row = if text_rows && !idx.is_empty() {
+    let row = if text_rows {
         idx.last().map_or(1, Vec::len).max(1)
     } else {
         1
     };
-    // Text is looked through for the separator first: the whole variable is read
-    // (strings and char arrays are small beside numbers, which need no look).
-    let sep = match var.ty {
-        NcType::Char | NcType::Str => {
-            let vals = ds.read(v, &idx)?;
-            separator(o, var.ty, |s| match &vals {
-                Values::Char(c) => c.chunks(row).any(|r| contains(text_of(r), s)),
-                Values::Str(x) => x.iter().any(|t| t.contains(s)),
-                _ => false,
-            })
-        }
-        t => separator(o, t, |_| false),
+    // Text is read whole, to look for the separator in it (strings and char arrays
+    // are small beside numbers, which need no look), and printed from that read.
+    let text = match var.ty {
+        NcType::Char | NcType::Str => Some(ds.read(v, &idx)?),
+        _ => None,
     };
-    // One character of text is one string, as a scalar is.
-    let count = if text_rows { n / row } else { n };
+    let sep = separator(o, var.ty, |s| match &text {
+        Some(Values::Char(c)) => c.chunks(row).any(|r| contains(text_of(r), s)),
+        Some(Values::Str(x)) => x.iter().any(|t| t.contains(s)),
+        _ => false,
+    });
+    // One character of text is one string, as a scalar is: a char array declares its
+    // separator when it has more than one character.
     let declared = if text_rows {
         n > 1
     } else {
-        declares_separator(var.ty, count)
+        declares_separator(var.ty, n)
     };
     write!(out, "{ind}<ncml:values").map_err(io)?;
     if declared {
@@ -355,7 +342,7 @@ fn values(
     }
     write!(out, ">").map_err(io)?;
     let mut first = true;
-    for_each_block(ds, v, &idx, |vals| {
+    let mut print = |vals: &Values| -> Result<()> {
         match vals {
             Values::Char(c) => {
                 for r in c.chunks(row) {
@@ -373,7 +360,11 @@ fn values(
             }
         }
         Ok(())
-    })?;
+    };
+    match &text {
+        Some(t) => print(t)?,
+        None => for_each_block(ds, v, &idx, print)?,
+    }
     writeln!(out, "</ncml:values>").map_err(io)
 }
 

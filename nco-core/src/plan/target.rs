@@ -275,8 +275,8 @@ impl Output {
         for n in notes {
             eprintln!("{}: WARNING {n}", target.prog);
         }
-        let mut file = OutFile::create(tmp.path(), &meta, target.hdr_pad)
-            .map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
+        let mut file =
+            OutFile::create(tmp.path(), &meta, target.hdr_pad).map_err(|e| tmp.naming(e))?;
         if let Some(m) = &merged {
             // Old records past the new ones stay (see extract::kept_records).
             for &i in &kept {
@@ -313,7 +313,7 @@ impl Output {
         let v = self.var(o);
         self.file
             .write(v, first, values)
-            .map_err(|e| e.naming(self.tmp.path(), self.tmp.dest()))
+            .map_err(|e| self.tmp.naming(e))
     }
 
     /// Write values of planned variable `o` from the multi-index `first`
@@ -327,7 +327,7 @@ impl Output {
         let v = self.var(o);
         self.file
             .write_at(v, first, values)
-            .map_err(|e| e.naming(self.tmp.path(), self.tmp.dest()))
+            .map_err(|e| self.tmp.naming(e))
     }
 
     /// Copy input variable `s` of `ds` under `sel` into planned variable `o` unchanged
@@ -397,12 +397,11 @@ impl Output {
                 }
             }
         }
-        file.finish()
-            .map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
+        file.finish().map_err(|e| tmp.naming(e))?;
         // Close the existing file before the new one replaces it.
         drop(merged);
         if let Some(prog) = digests_of {
-            report_digests(&prog, tmp.path()).map_err(|e| e.naming(tmp.path(), tmp.dest()))?;
+            report_digests(&prog, tmp.path()).map_err(|e| tmp.naming(e))?;
         }
         Ok(tmp)
     }
