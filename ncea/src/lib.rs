@@ -26,7 +26,7 @@ use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
 use nco_core::target::Output;
 use nco_core::types::Values;
-use nco_core::{climatology, multifile, pipeline};
+use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
@@ -207,19 +207,10 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .meta;
     let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
     // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
-    let climo = match &cli.inputs.climatology {
-        Some(text) => {
-            if cli.std.common.append {
-                return Err(Error::option(
-                    "--cb",
-                    "does not combine with -A yet: write a new file",
-                ));
-            }
-            let info = climatology::ClimoInfo::parse(text)?;
-            climatology::apply_or_warn(prog, &info, first, &mut meta, sets.len(), None)?
-        }
-        None => None,
-    };
+    let append = cli.std.common.append;
+    let climo = cli
+        .inputs
+        .climatology(prog, append, first, &mut meta, sets.len(), None)?;
     // Results that do not fit an integer output become its fill value, declared in the
     // header (the output is written again when a variable had none).
     let out = arith::write_declaring_fills(prog, |declare| {
@@ -228,9 +219,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         let mut out = Output::create(&target, meta.clone())?;
         let unfit = members.write_statistics(op, &procs, &meta, &mut out)?;
         if let Some(c) = &climo {
-            for (v, vals) in climatology::typed_values(c, &meta)? {
-                out.write(v, 0, &vals)?;
-            }
+            out.write_climatology(c)?;
         }
         Ok((out, meta, unfit))
     })?;

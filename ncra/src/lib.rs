@@ -381,36 +381,25 @@ impl Ra<'_> {
         let mut meta = plan.meta;
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
-        let climo = match &cli.inputs.climatology {
-            Some(text) => {
-                if cli.rec_apn || cli.std.common.append {
-                    // The existing file's time bounds and attributes would stay beside
-                    // the new climatology bounds.
-                    return Err(Error::option(
-                        "--cb",
-                        "does not combine with -A or --rec_apn yet: write a new file",
-                    ));
-                }
-                let info = climatology::ClimoInfo::parse(text)?;
-                let stat = |o: usize| {
-                    let v = vars.get(o).copied().unwrap_or(0);
-                    arith::reduction(first, v, self.op, arith::Reducer::Ncra)
-                        .op
-                        .cell_method()
-                };
-                // ncrcat's records are means too (ncclimo's diurnal path): NCO rewrites
-                // their cell_methods the same way.
-                let mean = |_: usize| "mean";
-                let over: Option<&dyn Fn(usize) -> &'static str> =
-                    match (self.concat, cli.no_cell_methods) {
-                        (_, true) => None,
-                        (true, false) => Some(&mean),
-                        (false, false) => Some(&stat),
-                    };
-                climatology::apply_or_warn(self.prog, &info, first, &mut meta, sets.len(), over)?
-            }
-            None => None,
+        // --cb: each variable's statistic names it in cell_methods; ncrcat's records are
+        // means too (ncclimo's diurnal path), NCO rewrites them the same way.
+        let stat = |o: usize| {
+            let v = vars.get(o).copied().unwrap_or(0);
+            arith::reduction(first, v, self.op, arith::Reducer::Ncra)
+                .op
+                .cell_method()
         };
+        let mean = |_: usize| "mean";
+        let over: Option<&dyn Fn(usize) -> &'static str> = match (self.concat, cli.no_cell_methods)
+        {
+            (_, true) => None,
+            (true, false) => Some(&mean),
+            (false, false) => Some(&stat),
+        };
+        let appending = cli.rec_apn || cli.std.common.append;
+        let climo =
+            cli.inputs
+                .climatology(self.prog, appending, first, &mut meta, sets.len(), over)?;
         // --rec_apn: the existing output's records come first.
         // The output is locked before it is read, so a concurrent --rec_apn into the
         // same file waits for this one instead of losing its records.
@@ -612,9 +601,7 @@ impl Ra<'_> {
         })?;
         pb.finish_and_clear();
         if let Some(c) = &p.climo {
-            for (v, vals) in climatology::typed_values(c, &p.meta)? {
-                out.write(v, 0, &vals)?;
-            }
+            out.write_climatology(c)?;
         }
         Ok((out, meta, unfit))
     }

@@ -424,6 +424,36 @@ pub struct InputListArgs {
 }
 
 impl InputListArgs {
+    /// `--cb`: the climatology of this run's output definitions `out` (edited,
+    /// [`crate::climatology::plan`]), `None` without `--cb` or when it does nothing
+    /// (warned on stderr). `first` is the first input, `files` the number of inputs,
+    /// `over_years` the statistic of each output variable for `cell_methods` (ncra,
+    /// ncrcat; `None`: nces, `--no_cll_mth`).
+    ///
+    /// Errors (naming `--cb`): with `appending` (`-A`, `--rec_apn`: the existing file's
+    /// time bounds would stay beside the new ones), a bad `--cb` text, the plan's.
+    pub fn climatology(
+        &self,
+        prog: &str,
+        appending: bool,
+        first: &crate::model::Meta,
+        out: &mut crate::model::Meta,
+        files: usize,
+        over_years: Option<&dyn Fn(usize) -> &'static str>,
+    ) -> Result<Option<crate::climatology::Climatology>> {
+        let Some(text) = &self.climatology else {
+            return Ok(None);
+        };
+        if appending {
+            return Err(Error::option(
+                "--cb",
+                "does not combine with -A or --rec_apn yet: write a new file",
+            ));
+        }
+        let info = crate::climatology::ClimoInfo::parse(text)?;
+        crate::climatology::apply_or_warn(prog, &info, first, out, files, over_years)
+    }
+
     /// Give `target` the digest report `--md5_dgs` asks for: only at `-D 1` or more,
     /// where it is shown (NCO 5.1.4 announces digests there and computes none).
     pub fn digests_into(&self, target: &mut Target) {

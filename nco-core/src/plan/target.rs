@@ -316,6 +316,18 @@ impl Output {
             .map_err(|e| self.tmp.naming(e))
     }
 
+    /// Write the `--cb` time and bounds values over the planned time coordinate and
+    /// bounds ([`crate::climatology::typed_values`]), after the computed ones.
+    ///
+    /// Errors: values that do not fit the variables' types, the writer's.
+    pub fn write_climatology(&mut self, c: &crate::climatology::Climatology) -> Result<()> {
+        let planned = self.file.meta().clone();
+        for (v, vals) in crate::climatology::typed_values(c, &planned)? {
+            self.write(v, 0, &vals)?;
+        }
+        Ok(())
+    }
+
     /// Write values of planned variable `o` from the multi-index `first`
     /// ([`OutFile::write_at`]).
     pub fn write_at(
