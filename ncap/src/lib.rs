@@ -101,7 +101,10 @@ pub struct Cli {
 
 /// The clap command.
 pub fn command() -> clap::Command {
+    // Quantization is refused here (see `run`): not in the help.
     cli::configure(Cli::command())
+        .mut_arg("ppc", |a| a.hide(true))
+        .mut_arg("algorithm", |a| a.hide(true))
 }
 
 /// The script pieces: every `-s` text in order, then every `-S` file (NCO runs the
@@ -131,6 +134,13 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.common)? else {
         return Ok(());
     };
+    if cli.format.quantize.args().any() {
+        // NCO 5.1.4's ncap2 has no --ppc (its availability list leaves ncap2 out).
+        return Err(nco_core::Error::option(
+            "--ppc",
+            "ncap2 does not quantize (as NCO 5.1.4's ncap2): quantize its output with ncks --ppc",
+        ));
+    }
     let stmts = parse_scripts(&cli)?;
     let (input, mut target) = files(prog, &argv, &cli)?;
     let append = target.existing == Existing::Append;

@@ -134,6 +134,117 @@ pub struct Storage {
     pub deflate: Option<i32>,
     /// Byte-shuffle filter.
     pub shuffle: bool,
+    /// Quantization of the values before they are stored (NCO's `--ppc`, which applies
+    /// to netCDF3 outputs too); `None` for values stored as given. Writers carry it
+    /// out through the filter the planning layer registers for the variable; readers
+    /// never set it (a quantized file is recognized by its attributes only).
+    pub quantize: Option<Quantize>,
+}
+
+/// A bit-adjustment algorithm of NCO's precision-preserving compression (`--baa N`,
+/// NCO 5.1.4's numbering; NCO manual, "Precision-Preserving Compression"). Each keeps a
+/// number of significant digits (NSD), except [`QuantizeAlgorithm::HalfShave`] and
+/// [`QuantizeAlgorithm::BitRound`], which keep a number of explicit significand bits
+/// (NSB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum QuantizeAlgorithm {
+    /// 0: shave the insignificant bits of even elements, set those of odd ones.
+    BitGroom,
+    /// 1: shave (zero) the insignificant bits.
+    BitShave,
+    /// 2: set (to one) the insignificant bits.
+    BitSet,
+    /// 3: Digit Rounding (Delaunay et al. 2019): a per-value quantum from a table of
+    /// decimal logarithms.
+    DigitRound,
+    /// 4, NCO 5.1.4's default: Granular BitRound, bits kept per value, IEEE rounding.
+    #[default]
+    GranularBitRound,
+    /// 5: IEEE rounding of the significand to the bits BitGroom keeps.
+    BitGroomRound,
+    /// 6: shave, then set the most significant of the shaved bits (NSB).
+    HalfShave,
+    /// 7: BitGroom refined one bit at a time while within the error bound.
+    BruteForce,
+    /// 8: IEEE rounding to NSB explicit bits (Klöwer et al. 2021).
+    BitRound,
+}
+
+impl QuantizeAlgorithm {
+    /// Every algorithm, in NCO's `--baa` order (index = number).
+    pub const ALL: [QuantizeAlgorithm; 9] = [
+        QuantizeAlgorithm::BitGroom,
+        QuantizeAlgorithm::BitShave,
+        QuantizeAlgorithm::BitSet,
+        QuantizeAlgorithm::DigitRound,
+        QuantizeAlgorithm::GranularBitRound,
+        QuantizeAlgorithm::BitGroomRound,
+        QuantizeAlgorithm::HalfShave,
+        QuantizeAlgorithm::BruteForce,
+        QuantizeAlgorithm::BitRound,
+    ];
+
+    /// True for the algorithms whose precision counts significand bits (NSB), not
+    /// decimal digits.
+    pub fn counts_bits(self) -> bool {
+        matches!(
+            self,
+            QuantizeAlgorithm::HalfShave | QuantizeAlgorithm::BitRound
+        )
+    }
+
+    /// The name of the attribute NCO 5.1.4 records the precision in, on each variable
+    /// it quantizes with this algorithm (`QuantizeGranularBitRoundNumberOfSignificantDigits`...;
+    /// HalfShave's says "Digits" though it counts bits, as NCO 5.1.4 writes it).
+    pub fn attr_name(self) -> &'static str {
+        match self {
+            QuantizeAlgorithm::BitGroom => "QuantizeBitGroomNumberOfSignificantDigits",
+            QuantizeAlgorithm::BitShave => "QuantizeBitShaveNumberOfSignificantDigits",
+            QuantizeAlgorithm::BitSet => "QuantizeBitSetNumberOfSignificantDigits",
+            QuantizeAlgorithm::DigitRound => "QuantizeDigitRoundNumberOfSignificantDigits",
+            QuantizeAlgorithm::GranularBitRound => {
+                "QuantizeGranularBitRoundNumberOfSignificantDigits"
+            }
+            QuantizeAlgorithm::BitGroomRound => "QuantizeBitGroomRoundNumberOfSignificantDigits",
+            QuantizeAlgorithm::HalfShave => "QuantizeHalfShaveNumberOfSignificantDigits",
+            QuantizeAlgorithm::BruteForce => "QuantizeBruteForceNumberOfSignificantDigits",
+            QuantizeAlgorithm::BitRound => "QuantizeBitRoundNumberOfSignificantBits",
+        }
+    }
+}
+
+/// The precision a quantized variable keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// Significant digits (or, for [`QuantizeAlgorithm::counts_bits`], explicit
+    /// significand bits), at least 1: `--ppc T=3`. Floating-point types only.
+    Significant(i32),
+    /// Decimal significant digits: digits after the decimal point, negative for digits
+    /// before it (`--ppc T=.2` keeps hundredths, `T=.-2` hundreds), by rounding to a
+    /// power of two (integer types too, with negative values only).
+    Decimal(i32),
+}
+
+/// How a variable is quantized: the algorithm of significant-digit precisions and the
+/// precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quantize {
+    /// The algorithm ([`Precision::Decimal`] always rounds, whatever it is).
+    pub algorithm: QuantizeAlgorithm,
+    /// The precision kept.
+    pub precision: Precision,
+}
+
+impl Quantize {
+    /// The attribute NCO 5.1.4 records this quantization in, and its value:
+    /// `least_significant_digit` for decimal precisions, the algorithm's
+    /// ([`QuantizeAlgorithm::attr_name`]) otherwise.
+    pub fn attr(&self) -> (&'static str, i32) {
+        match self.precision {
+            Precision::Decimal(d) => ("least_significant_digit", d),
+            Precision::Significant(n) => (self.algorithm.attr_name(), n),
+        }
+    }
 }
 
 impl Storage {

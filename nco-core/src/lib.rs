@@ -38,6 +38,7 @@
 //! | [`stations`] | rules | list-input multi-station extraction (ncks/ncrcat `--list`) |
 //! | [`chunking`] | rules | `--cnk_*` and `-L` for netCDF-4 output |
 //! | [`fill`] | rules | `_FillValue` semantics |
+//! | [`quantize`] | rules | `--ppc`/`--baa`: which variables are quantized and how (the arithmetic is [`kernels::quantize`]) |
 //! | [`packing`] | rules | `scale_factor`/`add_offset` attributes (the arithmetic is [`kernels::packing`]) |
 //! | [`calendar`] | rules | CF time units for date-valued bounds and rebasing |
 //! | [`names`] | rules | netCDF's rules for names |
@@ -79,5 +80,5 @@ pub use nco_kernels::pipeline;
 pub use plan::{arith, digest, edit, extract, pair, progress, target};
 pub use rules::{
     attedit, auxbox, calendar, cfmt, chunking, climatology, fill, groups, hyperslab, multifile,
-    names, packing, rename, select, stations,
+    names, packing, quantize, rename, select, stations,
 };

@@ -637,10 +637,18 @@ fn check_range(
     }
 }
 
+/// A transformation of a variable's values just before they are stored (quantization:
+/// the planning layer registers one per quantized variable, [`OutFile::set_filter`]).
+/// It gets the values, already in the variable's type, and the linear index (row-major,
+/// over the variable's whole shape) of the first of them.
+pub type WriteFilter = Box<dyn Fn(&mut Values, u64) + Send + Sync>;
+
 /// An output file being written: definitions first (all at [`OutFile::create`]), then data.
 pub struct OutFile {
     writer: Writer,
     meta: Meta,
+    /// The filter of each variable that has one (by variable index).
+    filters: Vec<Option<WriteFilter>>,
 }
 
 impl OutFile {
@@ -676,7 +684,23 @@ impl OutFile {
         Ok(OutFile {
             writer,
             meta: meta.clone(),
+            filters: Vec::new(),
         })
+    }
+
+    /// Pass every value later written to variable `var` through `filter` first. Raw
+    /// copies ([`OutFile::copy_var_raw`], [`OutFile::copy_record_raw`]) of a filtered
+    /// variable are refused (they return false), so its callers write it value by value.
+    pub fn set_filter(&mut self, var: usize, filter: WriteFilter) {
+        if self.filters.len() <= var {
+            self.filters.resize_with(var + 1, || None);
+        }
+        self.filters[var] = Some(filter);
+    }
+
+    /// True when variable `var` has a [`WriteFilter`].
+    fn filtered(&self, var: usize) -> bool {
+        self.filters.get(var).is_some_and(Option::is_some)
     }
 
     /// The output's metadata.
@@ -715,6 +739,25 @@ impl OutFile {
             })?;
             return self.write_at(var, first, &conv);
         }
+        if let Some(Some(filter)) = self.filters.get(var) {
+            let shape = self.meta.shape(&self.meta.vars[var]);
+            let mut at = 0u64;
+            let mut stride = 1u64;
+            for d in (0..shape.len()).rev() {
+                if d < first.len() {
+                    at += first[d] as u64 * stride;
+                }
+                stride *= shape[d] as u64;
+            }
+            let mut filtered = values.clone();
+            filter(&mut filtered, at);
+            return self.store(var, first, &filtered);
+        }
+        self.store(var, first, values)
+    }
+
+    /// Write values already of the variable's type and filtered.
+    fn store(&mut self, var: usize, first: &[usize], values: &Values) -> Result<()> {
         match &mut self.writer {
             Writer::Classic(w) => w.write_at(var, first, values),
             Writer::Lib(w) => w.write_at(var, first, values),
@@ -731,6 +774,9 @@ impl OutFile {
     /// Copy the whole of `src`'s variable `src_var` into `var` unchanged when both files
     /// are classic and the type and shape agree. Returns false (nothing done) otherwise.
     pub fn copy_var_raw(&mut self, var: usize, src: &Dataset, src_var: usize) -> Result<bool> {
+        if self.filtered(var) {
+            return Ok(false);
+        }
         let (Writer::Classic(w), Some(r)) = (&mut self.writer, src.classic()) else {
             return Ok(false);
         };
@@ -758,6 +804,9 @@ impl OutFile {
         src_var: usize,
         rec: usize,
     ) -> Result<bool> {
+        if self.filtered(var) {
+            return Ok(false);
+        }
         let (Writer::Classic(w), Some(r)) = (&mut self.writer, src.classic()) else {
             return Ok(false);
         };
@@ -886,6 +935,7 @@ mod tests {
             chunks: Some(c.to_vec()),
             deflate: Some(1),
             shuffle: true,
+            quantize: None,
         };
         for (name, dims, chunks) in [
             ("rec", vec![0, 1, 2], vec![3, 2, 2]),

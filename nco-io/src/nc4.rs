@@ -1517,6 +1517,7 @@ mod tests {
             chunks: Some(vec![1, 2, 3]),
             deflate: Some(3),
             shuffle: true,
+            quantize: None,
         };
         m.vars.push(t);
         let mut u = Var::new("u", NcType::UInt64, vec![1]);

@@ -11,6 +11,7 @@
 //! | [`binary`] | element-wise binary operations (ncbo) |
 //! | [`cast`] | the overflow-safe cast of computed values into an output type (values that do not fit become the fill value, counted) |
 //! | [`permute`] | dimension re-ordering and reversal (ncpdq) |
+//! | [`quantize`] | NCO's precision-preserving compression (`--ppc`, `--baa`) of values about to be stored |
 //! | [`packing`] | the `scale_factor`/`add_offset` arithmetic: unpacking, NCO's packing parameters and packing loops |
 //! | [`pipeline`] | ordered parallel processing with bounded memory |
 #![deny(missing_docs)]
@@ -20,6 +21,7 @@ pub mod cast;
 pub mod packing;
 pub mod permute;
 pub mod pipeline;
+pub mod quantize;
 pub mod reduce;
 
 // The base modules under their usual names, for the paths `crate::types::...` below.

@@ -281,6 +281,14 @@ pub fn ncbo2_fixture() -> &'static Path {
     build_fixture(&F, "ncbo2.cdl", "ncbo2.nc", &[])
 }
 
+/// `tests/data/quantize.cdl` (values for `--ppc`: a float with a fill value, doubles
+/// of growing precision, integers at their limits, zeros, negative zero and NaN) as a
+/// netCDF3 classic file (read-only).
+pub fn quantize_fixture() -> &'static Path {
+    static F: OnceLock<PathBuf> = OnceLock::new();
+    build_fixture(&F, "quantize.cdl", "quantize.nc", &[])
+}
+
 /// A per-test scratch folder, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,

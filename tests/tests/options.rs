@@ -162,12 +162,11 @@ fn options_not_supported_yet_say_so() {
     let s = Scratch::new();
     let out = s.arg("out.nc");
     for (op, arg) in [
-        ("ncks", "--ppc=default=3"),
+        ("ncks", "--cmp=zstd"),
         ("ncks", "--map=map.nc"),
         ("ncks", "--xtn_var=area"),
-        ("ncra", "--qnt=default=3"),
+        ("ncra", "--codec=shf"),
         ("ncks", "--hpss"),
-        ("nces", "--baa=1"),
         ("nces", "--nsm_grp"),
         ("ncra", "-G"),
         ("ncks", "-l"),

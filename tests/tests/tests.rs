@@ -46,6 +46,7 @@ mod options;
 mod paths;
 mod print_options;
 mod printing;
+mod quantize;
 mod selection;
 mod stations;
 mod times;

@@ -194,6 +194,7 @@ pub fn target(
         storage: StorageArgs {
             deflate: format.deflate,
             chunk: format.chunk.clone(),
+            quantize: format.quantize.args(),
         },
         hdr_pad: format.hdr_pad.unwrap_or(0),
         md5_report: false,
@@ -662,6 +663,68 @@ pub struct FormatArgs {
     /// Chunking options (netCDF-4 output).
     #[command(flatten)]
     pub chunk: ChunkArgs,
+    /// Quantization options (any output format).
+    #[command(flatten)]
+    pub quantize: QuantizeCli,
+}
+
+/// `--ppc` and `--baa` (NCO's precision-preserving compression,
+/// [`crate::quantize`]).
+#[derive(Args, Debug, Clone, Default)]
+pub struct QuantizeCli {
+    /// Quantize: VAR[,VAR...]=PRC, several joined by '#' (repeatable). PRC: significant
+    /// digits (T=3) or, after a dot, decimal digits (T=.2 hundredths, T=.-2 hundreds).
+    /// VAR: a name, full path or regular expression, or 'default' for every
+    /// floating-point variable but coordinates and bounds. Add -L 1 (netCDF-4) for the
+    /// smaller file
+    #[arg(
+        long = "ppc",
+        visible_aliases = ["precision_preserving_compression", "quantize", "qnt"],
+        value_name = "VAR=PRC",
+        value_parser = parse_ppc_items
+    )]
+    pub ppc: Vec<PpcItems>,
+    /// Quantization algorithm of significant digits: 0 BitGroom, 1 BitShave, 2 BitSet,
+    /// 3 DigitRound, 4 Granular BitRound (default), 5 BitGroomRound, 6 HalfShave (bits),
+    /// 7 BruteForce, 8 BitRound (bits); or btg shv set dgr gbr bgr sh2 brt btr
+    #[arg(
+        long = "baa",
+        visible_aliases = ["bit_alg", "qnt_alg", "quantize_algorithm"],
+        value_name = "ALG",
+        value_parser = parse_baa
+    )]
+    pub algorithm: Option<crate::model::QuantizeAlgorithm>,
+}
+
+/// The `KEY=PRC` items of one `--ppc` argument.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PpcItems(pub Vec<(String, crate::model::Precision)>);
+
+fn option_reason(e: Error) -> String {
+    match e {
+        Error::Option { reason, .. } => reason,
+        e => e.to_string(),
+    }
+}
+
+fn parse_ppc_items(s: &str) -> std::result::Result<PpcItems, String> {
+    crate::quantize::parse_ppc(s)
+        .map(PpcItems)
+        .map_err(option_reason)
+}
+
+fn parse_baa(s: &str) -> std::result::Result<crate::model::QuantizeAlgorithm, String> {
+    crate::quantize::parse_algorithm(s).map_err(option_reason)
+}
+
+impl QuantizeCli {
+    /// The quantization asked for (none without `--ppc`).
+    pub fn args(&self) -> crate::quantize::QuantizeArgs {
+        crate::quantize::QuantizeArgs {
+            items: self.ppc.iter().flat_map(|p| p.0.clone()).collect(),
+            algorithm: self.algorithm.unwrap_or_default(),
+        }
+    }
 }
 
 impl FormatArgs {
@@ -798,21 +861,8 @@ fn not_yet(arg: &str) -> Option<&'static str> {
     let name = name.split('=').next().unwrap_or(name);
     const TABLE: &[(&[&str], &str)] = &[
         (
-            &[
-                "ppc",
-                "precision_preserving_compression",
-                "quantize",
-                "qnt",
-                "qnt_alg",
-                "quantize_algorithm",
-                "baa",
-                "bit_alg",
-                "cmp",
-                "cmp_sng",
-                "codec",
-                "compress",
-            ],
-            "quantization and codecs (precision-preserving compression)",
+            &["cmp", "cmp_sng", "codec", "compress"],
+            "compression codecs (--cmp)",
         ),
         (
             &[

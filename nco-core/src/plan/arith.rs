@@ -37,12 +37,16 @@ pub struct ProcVar {
 
 impl ProcVar {
     /// Take the planned output variable's dimensions, group and storage (chunks
-    /// fitted to the output, `-L`): the rest of the output definition (type,
+    /// fitted to the output, `-L`, `--ppc` with its attribute): the rest of the output definition (type,
     /// attributes) is this variable's.
     pub fn place_as(&mut self, planned: &Var) {
         self.out.dims = planned.dims.clone();
         self.out.group = planned.group;
         self.out.storage = planned.storage.clone();
+        // The quantization attribute planned with it (warnings were given then).
+        if let Some(q) = planned.storage.quantize {
+            let _ = crate::quantize::stamp(&mut self.out, "", &q);
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use crate::model::{set_attr, Dim, Format, Meta, Storage, Var};
 use crate::rules::chunking::ChunkArgs;
 use crate::rules::groups::Gpe;
 use crate::rules::hyperslab::Selection;
+use crate::rules::quantize::QuantizeArgs;
 
 /// Bytes read per block when copying a selection (bounds peak memory).
 const BLOCK_BYTES: usize = 64 << 20;
@@ -33,6 +34,8 @@ pub struct StorageArgs {
     pub deflate: Option<i32>,
     /// Chunking options.
     pub chunk: ChunkArgs,
+    /// `--ppc`, `--baa`: quantization (all output formats).
+    pub quantize: QuantizeArgs,
 }
 
 /// An output definition and, for each output variable, its source variable index.
@@ -42,6 +45,9 @@ pub struct Plan {
     pub meta: Meta,
     /// Input variable index of each output variable.
     pub src: Vec<usize>,
+    /// Lines for the user (INFO: precisions too high to quantize with; `WARNING ...`),
+    /// printed by [`crate::target::Target::plan_extract_with`].
+    pub notes: Vec<String>,
 }
 
 /// How an output lays out groups (beyond those of the written variables).
@@ -221,10 +227,46 @@ pub fn plan_with(
         }
     }
     apply_storage(&mut meta, input, vars, storage);
+    let notes = apply_quantize(&mut meta, input, vars, &storage.quantize)?;
     Ok(Plan {
         meta,
         src: vars.to_vec(),
+        notes,
     })
+}
+
+/// Set the quantization `--ppc` asks for on each output variable (`src[i]` is output
+/// variable `i`'s input variable), in any output format ([`crate::quantize::plan`]);
+/// records each one's attribute ([`crate::quantize::stamp`]) and returns the INFO
+/// lines about precisions too high to apply (and warnings about non-conforming
+/// attributes). The values are quantized as they are written
+/// ([`crate::target::Output::create`] registers the filters).
+///
+/// Errors: a `--ppc` key that matches no variable of `input`, a bad regular expression.
+pub fn apply_quantize(
+    meta: &mut Meta,
+    input: &Meta,
+    src: &[usize],
+    args: &QuantizeArgs,
+) -> Result<Vec<String>> {
+    if !args.any() {
+        return Ok(Vec::new());
+    }
+    let (per_input, mut notes) = crate::quantize::plan(input, args)?;
+    for (i, &s) in src.iter().enumerate() {
+        let Some(q) = per_input.get(s).copied().flatten() else {
+            continue;
+        };
+        let path = meta.var_path(i);
+        let var = &mut meta.vars[i];
+        var.storage.quantize = Some(q);
+        // Recorded now, before the operators add their own attributes (cell_methods
+        // follows it, as NCO 5.1.4 orders them).
+        if let Some(w) = crate::quantize::stamp(var, &path, &q) {
+            notes.push(format!("WARNING {w}"));
+        }
+    }
+    Ok(notes)
 }
 
 /// The input dimension that became output dimension `o` (for messages).

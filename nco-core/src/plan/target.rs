@@ -171,7 +171,14 @@ impl Target {
         layout: &Layout,
     ) -> Result<Plan> {
         let format = self.format_for(input.format)?;
-        extract::plan_with(input, vars, sel, format, rec, &self.storage, layout)
+        let mut plan = extract::plan_with(input, vars, sel, format, rec, &self.storage, layout)?;
+        for n in std::mem::take(&mut plan.notes) {
+            match n.strip_prefix("WARNING ") {
+                Some(w) => eprintln!("{}: WARNING {w}", self.prog),
+                None => eprintln!("{}: INFO {n}", self.prog),
+            }
+        }
+        Ok(plan)
     }
 
     /// [`Target::plan_extract`] of the selection `args` made (`vars`), keeping the
@@ -271,12 +278,16 @@ impl Output {
         }
         // Made storable in the output format once, for every operator (NCO's ncks
         // conversions of the netCDF-4 types into netCDF3 files).
-        let (meta, notes) = crate::rules::formats::storable(&meta)?;
+        let (mut meta, notes) = crate::rules::formats::storable(&meta)?;
         for n in notes {
             eprintln!("{}: WARNING {n}", target.prog);
         }
+        let filters = quantizers(&mut meta);
         let mut file =
             OutFile::create(tmp.path(), &meta, target.hdr_pad).map_err(|e| tmp.naming(e))?;
+        for (v, f) in filters {
+            file.set_filter(v, f);
+        }
         if let Some(m) = &merged {
             // Old records past the new ones stay (see extract::kept_records).
             for &i in &kept {
@@ -430,6 +441,41 @@ impl Output {
     pub fn commit(self) -> Result<()> {
         self.finish()?.commit()
     }
+}
+
+/// The quantization filters of the variables of the output `meta` planned to be
+/// quantized ([`extract::apply_quantize`], which recorded their attributes); a
+/// variable whose stored type the precision does not apply to (one packed into
+/// integers since) is left unquantized, without the attribute recorded for it.
+fn quantizers(meta: &mut Meta) -> Vec<(usize, crate::dataset::WriteFilter)> {
+    let mut out = Vec::new();
+    for var in meta.vars.iter_mut() {
+        let Some(q) = var.storage.quantize else {
+            continue;
+        };
+        if !crate::quantize::applies(var.ty, q.precision, q.algorithm, |_| {}) {
+            var.storage.quantize = None;
+            crate::quantize::unstamp(var, &q);
+        }
+    }
+    for (v, var) in meta.vars.iter().enumerate() {
+        let Some(q) = var.storage.quantize else {
+            continue;
+        };
+        let fill = crate::fill::fill_value(var);
+        // BitGroom's parity counts from each record of a netCDF3 record variable
+        // (NCO 5.1.4 copies those a record at a time), else from the variable's start.
+        let record = if meta.format.is_classic_family() && meta.is_record_var(var) {
+            meta.shape(var)[1..].iter().product::<usize>().max(1) as u64
+        } else {
+            0
+        };
+        let filter = move |vals: &mut crate::types::Values, at: u64| {
+            crate::kernels::quantize::quantize(&q, vals, fill, at, record);
+        };
+        out.push((v, Box::new(filter) as crate::dataset::WriteFilter));
+    }
+    out
 }
 
 /// Report on stderr the MD5 digest of every variable of the finished file at `path`,
