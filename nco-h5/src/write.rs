@@ -128,6 +128,7 @@ impl H5File {
                 }
                 for (off, buf) in part.iter().zip(&encoded) {
                     let off: Vec<hsize_t> = off.clone();
+                    clear_errno();
                     let rc = h5d::H5Dwrite_chunk(
                         did,
                         h5p::H5P_DEFAULT,
@@ -137,8 +138,9 @@ impl H5File {
                         buf.as_ptr().cast::<c_void>(),
                     );
                     if rc < 0 {
+                        let e = storage_error("H5Dwrite_chunk");
                         h5d::H5Dclose(did);
-                        return Err(Error::Hdf5("H5Dwrite_chunk".into()));
+                        return Err(e);
                     }
                 }
                 h5d::H5Dclose(did);
@@ -220,4 +222,21 @@ fn encode_chunk(
         }
     }
     Ok(a.clone())
+}
+
+/// Reset `errno`, so a failure's system error can be told from an earlier one.
+fn clear_errno() {
+    // SAFETY: errno is thread-local; writing it has no other effect.
+    unsafe { *libc::__errno_location() = 0 };
+}
+
+/// The error of a failed HDF5 write `what`: the system's when the file system refused
+/// it (no space, file too large, quota, I/O error, read-only), so the message says why;
+/// HDF5's otherwise.
+fn storage_error(what: &str) -> Error {
+    let os = std::io::Error::last_os_error();
+    match os.raw_os_error() {
+        Some(libc::ENOSPC | libc::EFBIG | libc::EDQUOT | libc::EIO | libc::EROFS) => Error::Io(os),
+        _ => Error::Hdf5(what.into()),
+    }
 }

@@ -383,6 +383,12 @@ impl Arrangement {
         for (o, perm) in self.perms.iter().enumerate() {
             let dims = meta.vars[o].dims.clone();
             meta.vars[o].dims = perm.iter().map(|&k| dims[k]).collect();
+            // Chunk sizes follow their dimensions.
+            if let Some(c) = meta.vars[o].storage.chunks.clone() {
+                if c.len() == perm.len() {
+                    meta.vars[o].storage.chunks = Some(perm.iter().map(|&k| c[k]).collect());
+                }
+            }
             let dd = &meta.vars[o].dims;
             if dd.iter().skip(1).any(|&d| meta.dims[d].unlimited) && !mrd {
                 return Err(Error::var(

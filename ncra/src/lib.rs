@@ -373,12 +373,15 @@ impl Ra<'_> {
             1
         };
         let out_records = if self.concat { picks.len() } else { groups };
-        // Output definitions: the first file's variables, record dimension resized.
-        let mut rec_sel = sel.clone();
-        rec_sel.dims[rec] = Some((0..out_records).collect());
+        // Output definitions: the first file's variables, record dimension resized
+        // (after the chunk sizes were chosen, as NCO chooses them, from the first
+        // file's selected records).
         let plan =
-            target.plan_selection(first, &vars, &rec_sel, &RecordChange::default(), &sel_args)?;
+            target.plan_selection(first, &vars, &sel, &RecordChange::default(), &sel_args)?;
         let mut meta = plan.meta;
+        if let Some(d) = meta.record_dim() {
+            meta.dims[d].len = out_records;
+        }
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
         // --cb: each variable's statistic names it in cell_methods; ncrcat's records are

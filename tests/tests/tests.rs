@@ -14,6 +14,7 @@ mod aux_coords;
 mod bench;
 mod casts;
 mod cf_reduce;
+mod chunking;
 mod climatology;
 mod dap;
 mod differential;

@@ -313,7 +313,8 @@ fn map_groups(
 }
 
 /// Set chunking and compression on a netCDF-4 output: chunks as
-/// [`ChunkArgs::chunks_for`] chooses them (the input's kept by default); `-L N` deflates
+/// [`ChunkArgs::chunks_for`] chooses them (a netCDF-4 input's kept by default, NCO's
+/// own chunking for a netCDF3 input's variables); `-L N` deflates
 /// every variable but scalars and strings at level N with the shuffle filter, as NCO
 /// does (`-L 0` removes compression); without `-L` each variable keeps its input's
 /// deflate level and shuffle (NCO 5.1.4 instead applies the level of the first
@@ -331,10 +332,7 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
             .map(|v| v.storage.clone())
             .unwrap_or_default();
         let v = meta.vars[i].clone();
-        let chunks = storage.chunk.chunks_for(meta, &v, in_st.chunks.as_deref());
-        let out = &mut meta.vars[i];
-        out.storage.chunks = chunks;
-        let filterable = !out.dims.is_empty() && out.ty != crate::types::NcType::Str;
+        let filterable = !v.dims.is_empty() && v.ty != crate::types::NcType::Str;
         // NCO 5.1.4 shuffles whatever it deflates (`ncks -4 -L 1` writes
         // `_Shuffle = "true"`): 30% smaller files of floats at level 1.
         let (deflate, shuffle) = match storage.deflate {
@@ -342,6 +340,21 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
             Some(l) => (Some(l).filter(|&l| l > 0), l > 0),
             None => (in_st.deflate.filter(|&l| l > 0), in_st.shuffle),
         };
+        let record_cut = input.vars.get(s).is_some_and(|iv| {
+            iv.dims.len() == v.dims.len()
+                && iv.dims.iter().zip(&v.dims).any(|(&id, &od)| {
+                    meta.dims[od].unlimited && input.dims[id].len != meta.dims[od].len
+                })
+        });
+        let ctx = crate::rules::chunking::ChunkContext {
+            input: in_st.chunks.as_deref(),
+            input_netcdf4: input.format.is_netcdf4(),
+            compressed: deflate.is_some(),
+            record_cut,
+        };
+        let chunks = storage.chunk.chunks_for(meta, &v, ctx);
+        let out = &mut meta.vars[i];
+        out.storage.chunks = chunks;
         out.storage.deflate = deflate;
         out.storage.shuffle = shuffle;
     }
