@@ -492,23 +492,108 @@ fn xml(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// SVG bar chart of speed-up against NCO per row, on a log2 axis with 1× marked; rows
-/// without a ratio are listed with the reason.
+/// Width in pixels of `text` in the chart's sans-serif at `size` px, estimated on the
+/// generous side (0.62 em a character; 0.68 em bold), so that text sized by it stays
+/// inside the canvas whatever the renderer's font.
+fn text_width(text: &str, size: f64, bold: bool) -> f64 {
+    let em = if bold { 0.68 } else { 0.62 };
+    text.chars().count() as f64 * size * em
+}
+
+/// `text` broken at spaces into lines of at most `width` pixels (a word longer than
+/// that alone on its line, cut to fit).
+fn wrap(text: &str, width: f64, size: f64, bold: bool) -> Vec<String> {
+    let per_line = ((width / (size * if bold { 0.68 } else { 0.62 })) as usize).max(8);
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let word: String = word.chars().take(per_line).collect();
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > per_line {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(&word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// SVG bar chart of the speed-ups per row, NCO's and CDO's side by side (two bars a
+/// row, CDO's where it has the operation), on a log2 axis with 1× marked; rows without
+/// a ratio say why. Every text is sized to stay inside the canvas (the title wraps, the
+/// margins fit the longest label and the longest value; a test renders the chart and
+/// checks it).
 pub fn svg(rep: &Report) -> String {
-    let longest = rep
+    const FONT: f64 = 12.0;
+    const TITLE: f64 = 15.0;
+    const BAR: f64 = 13.0;
+    const GAP: f64 = 10.0;
+    let label = |r: &Row| format!("{} {} ({})", r.id, r.title, r.geometry);
+    let left = rep
         .rows
         .iter()
-        .map(|r| r.id.len() + r.title.len() + r.geometry.len() + 4)
-        .max()
-        .unwrap_or(20);
-    // About 7 px per character at 12 px sans-serif.
-    let left = (longest as f64 * 7.0 + 20.0).max(200.0);
-    let (bar_h, gap) = (22.0, 8.0);
-    let width = left + 570.0;
-    let plot_w = width - left - 90.0;
+        .map(|r| text_width(&label(r), FONT, false))
+        .fold(180.0, f64::max)
+        + 20.0;
+    // The value printed after each bar (and the reason of a row without one).
+    let tag = |r: &Row| -> String {
+        let Some(v) = r.speedup_vs_nco else {
+            return match (&r.ours.state, &r.nco.state) {
+                (State::NotBuilt, _) => "nco-rs operator not built".to_string(),
+                (State::Failed, _) => "nco-rs FAILED".to_string(),
+                (_, State::NotInstalled) => "NCO not installed".to_string(),
+                (_, State::Failed) => "NCO failed".to_string(),
+                _ => "no ratio".to_string(),
+            };
+        };
+        let mut t = format!("{v:.2}x");
+        if r.check == Check::Different {
+            t.push_str(" WRONG ANSWER");
+        }
+        if let Some(g) = r.speedup_vs_ours_separate {
+            t.push_str(&format!(
+                " ({g:.1}x vs our {} calls)",
+                crate::wishlist::STATIONS
+            ));
+        }
+        t
+    };
+    let cdo_tag = |c: f64| format!("{c:.2}x vs CDO");
+    let right = rep
+        .rows
+        .iter()
+        .map(|r| {
+            let cdo = r
+                .speedup_vs_cdo
+                .map_or(0.0, |c| text_width(&cdo_tag(c), FONT, false));
+            text_width(&tag(r), FONT, false).max(cdo)
+        })
+        .fold(60.0, f64::max)
+        + 16.0;
+    let plot_w = 420.0;
+    let width = (left + plot_w + right).ceil();
+    let title = format!(
+        "nco-rs speed-up over NCO and CDO (their wall time / nco-rs wall time, median of {}; {} cache)",
+        rep.info.repeats, rep.info.cache
+    );
+    let title_lines = wrap(&title, width - 20.0, TITLE, true);
+    let legend_y = 14.0 + title_lines.len() as f64 * (TITLE + 5.0) + 10.0;
+    let top = legend_y + 18.0;
+    let row_h = 2.0 * BAR + GAP;
     let n = rep.rows.len().max(1);
-    let height = 70.0 + n as f64 * (bar_h + gap) + 40.0;
-    let ratios: Vec<f64> = rep.rows.iter().filter_map(|r| r.speedup_vs_nco).collect();
+    let bottom = top + n as f64 * row_h;
+    let height = (bottom + 34.0).ceil();
+    let ratios: Vec<f64> = rep
+        .rows
+        .iter()
+        .flat_map(|r| [r.speedup_vs_nco, r.speedup_vs_cdo])
+        .flatten()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
     let lo = ratios
         .iter()
         .copied()
@@ -523,21 +608,40 @@ pub fn svg(rep: &Report) -> String {
         .log2()
         .ceil()
         .max(1.0);
-    let xpos = |r: f64| left + (r.log2() - lo) / (hi - lo) * plot_w;
+    let xpos = |r: f64| left + (r.log2().clamp(lo, hi) - lo) / (hi - lo) * plot_w;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="{FONT}">"#
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="10" y="20" font-size="15" font-weight="bold">nco-rs speed-up over NCO (NCO wall / nco-rs wall, median of {}; {} cache)</text>"#,
-        rep.info.repeats,
-        xml(&rep.info.cache)
-    );
-    let top = 50.0;
-    let bottom = top + n as f64 * (bar_h + gap);
+    for (k, line) in title_lines.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="10" y="{:.1}" font-size="{TITLE}" font-weight="bold">{}</text>"#,
+            14.0 + TITLE + k as f64 * (TITLE + 5.0) - 4.0,
+            xml(line)
+        );
+    }
+    let mut lx = 10.0;
+    for (colour, what) in [
+        ("#2e86c1", "vs NCO"),
+        ("#e67e22", "vs NCO, slower"),
+        ("#27ae60", "vs CDO"),
+        ("#c0392b", "different answer"),
+    ] {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"#,
+            legend_y - 10.0
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{legend_y:.1}">{what}</text>"#,
+            lx + 16.0
+        );
+        lx += 16.0 + text_width(what, FONT, false) + 18.0;
+    }
     let mut e = lo as i32;
     while e <= hi as i32 {
         let x = xpos(2f64.powi(e));
@@ -554,74 +658,69 @@ pub fn svg(rep: &Report) -> String {
         let _ = writeln!(
             s,
             r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
-            bottom + 15.0
+            bottom + 16.0
         );
         e += 1;
     }
-    for (i, r) in rep.rows.iter().enumerate() {
-        let y = top + i as f64 * (bar_h + gap);
+    let bar = |s: &mut String, y: f64, v: f64, colour: &str| -> f64 {
+        let (x1, x2) = (xpos(1.0), xpos(v));
+        let (x, w) = if x2 >= x1 {
+            (x1, x2 - x1)
+        } else {
+            (x2, x1 - x2)
+        };
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{} {} ({})</text>"#,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{BAR}" fill="{colour}"/>"#,
+            w.max(1.0)
+        );
+        x + w.max(1.0)
+    };
+    for (i, r) in rep.rows.iter().enumerate() {
+        let y = top + i as f64 * row_h;
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             left - 8.0,
-            y + bar_h * 0.7,
-            xml(&r.id),
-            xml(&r.title),
-            xml(&r.geometry)
+            y + BAR + 4.0,
+            xml(&label(r))
         );
         match r.speedup_vs_nco {
             Some(v) => {
-                let x1 = xpos(1.0);
-                let x2 = xpos(v);
-                let (x, w) = if x2 >= x1 {
-                    (x1, x2 - x1)
-                } else {
-                    (x2, x1 - x2)
-                };
                 let colour = match (&r.check, v >= 1.0) {
                     (Check::Different, _) => "#c0392b",
                     (_, true) => "#2e86c1",
                     (_, false) => "#e67e22",
                 };
+                let end = bar(&mut s, y, v, colour);
                 let _ = writeln!(
                     s,
-                    r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{bar_h}" fill="{colour}"/>"#,
-                    w.max(1.0)
-                );
-                let mut tag = if r.check == Check::Different {
-                    " WRONG ANSWER".to_string()
-                } else {
-                    String::new()
-                };
-                if let Some(g) = r.speedup_vs_ours_separate {
-                    tag.push_str(&format!(
-                        " ({g:.1}x vs our {} calls)",
-                        crate::wishlist::STATIONS
-                    ));
-                }
-                let _ = writeln!(
-                    s,
-                    r#"<text x="{:.1}" y="{:.1}">{v:.2}x{tag}</text>"#,
-                    x + w.max(1.0) + 4.0,
-                    y + bar_h * 0.7
+                    r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                    end.max(xpos(1.0)) + 4.0,
+                    y + BAR - 2.0,
+                    xml(&tag(r))
                 );
             }
             None => {
-                let why = match (&r.ours.state, &r.nco.state) {
-                    (State::NotBuilt, _) => "nco-rs operator not built".to_string(),
-                    (State::Failed, _) => "nco-rs FAILED".to_string(),
-                    (_, State::NotInstalled) => "NCO not installed".to_string(),
-                    (_, State::Failed) => "NCO failed".to_string(),
-                    _ => "no ratio".to_string(),
-                };
                 let _ = writeln!(
                     s,
                     r##"<text x="{:.1}" y="{:.1}" fill="#777">{}</text>"##,
                     xpos(1.0) + 4.0,
-                    y + bar_h * 0.7,
-                    xml(&why)
+                    y + BAR - 2.0,
+                    xml(&tag(r))
                 );
             }
+        }
+        if let Some(c) = r.speedup_vs_cdo.filter(|v| v.is_finite() && *v > 0.0) {
+            let yc = y + BAR;
+            let end = bar(&mut s, yc, c, "#27ae60");
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                end.max(xpos(1.0)) + 4.0,
+                yc + BAR - 2.0,
+                cdo_tag(c)
+            );
         }
     }
     s.push_str("</svg>\n");
@@ -696,6 +795,7 @@ pub(crate) mod tests {
         r3.speedup_vs_nco = Some(8.0);
         r3.check = Check::Different;
         r3.check_detail = "d4_00: values differ".into();
+        r3.speedup_vs_cdo = Some(104.5);
         let mut r5c = base.clone();
         r5c.id = "5c".into();
         r5c.title = "ncrcat --list 50 stations from 4 files (1 call vs 50)".into();
@@ -817,11 +917,84 @@ pub(crate) mod tests {
         let s = svg(&sample());
         assert!(s.starts_with("<svg"));
         assert!(s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<rect").count(), 1 + 3); // background + three bars
+        // Background, four legend squares, three bars against NCO, one against CDO.
+        assert_eq!(s.matches("<rect").count(), 1 + 4 + 3 + 1);
+        assert!(s.contains("104.50x vs CDO"));
         assert!(s.contains("4.00x"));
         assert!(s.contains("8.00x WRONG ANSWER"));
         assert!(s.contains("nco-rs operator not built"));
         assert!(s.contains("25.00x (12.0x vs our 50 calls)"));
+    }
+
+    /// The chart rendered (rsvg-convert, Debian's librsvg2-bin) on a canvas with a
+    /// 40-pixel white margin around it: every pixel of the margin must stay white, so no
+    /// text or bar leaves the chart's own canvas; and the chart must hold dark (text)
+    /// pixels, so the check is not of an empty picture.
+    #[test]
+    fn rendered_chart_keeps_every_text_on_its_canvas() {
+        let mut rep = sample();
+        // The longest title and labels a real run has.
+        rep.info.cache =
+            "warm (inputs in 2 MiB page-cache folios: 62% or more; 0 of 3 re-read from disk first)"
+                .into();
+        let chart = svg(&rep);
+        let head_end = chart.find('>').unwrap() + 1;
+        let (w, h) = (attr(&chart, "width"), attr(&chart, "height"));
+        const M: f64 = 40.0;
+        let framed = format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}"><rect width="100%" height="100%" fill="white"/><g transform="translate({M},{M})">{}</g></svg>"#,
+            w + 2.0 * M,
+            h + 2.0 * M,
+            chart[..head_end].replace("<svg ", "<svg overflow=\"visible\" ") + &chart[head_end..]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (src, png_path) = (dir.path().join("c.svg"), dir.path().join("c.png"));
+        std::fs::write(&src, framed).unwrap();
+        let st = std::process::Command::new("rsvg-convert")
+            .arg("-o")
+            .arg(&png_path)
+            .arg(&src)
+            .status()
+            .expect("run rsvg-convert (apt-get install librsvg2-bin)");
+        assert!(st.success());
+        let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let channels = info.color_type.samples();
+        let (pw, ph) = (info.width as usize, info.height as usize);
+        let mut outside = Vec::new();
+        let mut dark = 0;
+        for yy in 0..ph {
+            for xx in 0..pw {
+                let p = &buf[(yy * pw + xx) * channels..][..channels.min(3)];
+                let white = p.iter().all(|&c| c >= 250);
+                let inside = (xx as f64) >= M
+                    && (xx as f64) < M + w
+                    && (yy as f64) >= M
+                    && (yy as f64) < M + h;
+                if !white && !inside {
+                    outside.push((xx, yy));
+                }
+                if p.iter().all(|&c| c < 80) {
+                    dark += 1;
+                }
+            }
+        }
+        assert!(
+            outside.is_empty(),
+            "{} pixels outside the {w}x{h} canvas, first at {:?}",
+            outside.len(),
+            outside.first()
+        );
+        assert!(dark > 1000, "only {dark} dark pixels: nothing drawn?");
+    }
+
+    /// A numeric attribute of the root element.
+    fn attr(svg: &str, name: &str) -> f64 {
+        let key = format!("{name}=\"");
+        let at = svg.find(&key).unwrap() + key.len();
+        svg[at..].split('"').next().unwrap().parse().unwrap()
     }
 
     #[test]
