@@ -522,6 +522,15 @@ fn wrap(text: &str, width: f64, size: f64, bold: bool) -> Vec<String> {
     lines
 }
 
+/// A row title and its bracketed suffix (`"ncwa ... [netCDF-4 in, no filters]"` gives
+/// `("ncwa ...", Some("netCDF-4 in, no filters"))`).
+fn split_title(title: &str) -> (&str, Option<&str>) {
+    match title.rfind(" [") {
+        Some(k) if title.ends_with(']') => (&title[..k], Some(&title[k + 2..title.len() - 1])),
+        _ => (title, None),
+    }
+}
+
 /// SVG bar chart of the speed-ups per row, NCO's and CDO's side by side (two bars a
 /// row, CDO's where it has the operation), on a log2 axis with 1× marked; rows without
 /// a ratio say why. Every text is sized to stay inside the canvas (the title wraps, the
@@ -532,7 +541,19 @@ pub fn svg(rep: &Report) -> String {
     const TITLE: f64 = 15.0;
     const BAR: f64 = 13.0;
     const GAP: f64 = 10.0;
-    let label = |r: &Row| format!("{} {} ({})", r.id, r.title, r.geometry);
+    let label = |r: &Row| format!("{} {} ({})", r.id, split_title(&r.title).0, r.geometry);
+    // One chart per kind of input (the rows' bracketed title suffix: netCDF-4 inputs,
+    // OPeNDAP...), in order of first appearance.
+    let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in &rep.rows {
+        let kind = split_title(&r.title)
+            .1
+            .map_or_else(|| "inputs as generated".to_string(), str::to_string);
+        match groups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((kind, vec![r])),
+        }
+    }
     let left = rep
         .rows
         .iter()
@@ -582,11 +603,11 @@ pub fn svg(rep: &Report) -> String {
     );
     let title_lines = wrap(&title, width - 20.0, TITLE, true);
     let legend_y = 14.0 + title_lines.len() as f64 * (TITLE + 5.0) + 10.0;
-    let top = legend_y + 18.0;
     let row_h = 2.0 * BAR + GAP;
-    let n = rep.rows.len().max(1);
-    let bottom = top + n as f64 * row_h;
-    let height = (bottom + 34.0).ceil();
+    // Each chart: its heading, its rows, its axis labels.
+    let block_h = |rows: usize| 22.0 + rows.max(1) as f64 * row_h + 30.0;
+    let height =
+        (legend_y + 12.0 + groups.iter().map(|(_, r)| block_h(r.len())).sum::<f64>() + 8.0).ceil();
     let ratios: Vec<f64> = rep
         .rows
         .iter()
@@ -642,26 +663,6 @@ pub fn svg(rep: &Report) -> String {
         );
         lx += 16.0 + text_width(what, FONT, false) + 18.0;
     }
-    let mut e = lo as i32;
-    while e <= hi as i32 {
-        let x = xpos(2f64.powi(e));
-        let label = if e >= 0 {
-            format!("{}x", 1u64 << e)
-        } else {
-            format!("1/{}x", 1u64 << (-e))
-        };
-        let stroke = if e == 0 { "#000" } else { "#ccc" };
-        let _ = writeln!(
-            s,
-            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/>"#
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
-            bottom + 16.0
-        );
-        e += 1;
-    }
     let bar = |s: &mut String, y: f64, v: f64, colour: &str| -> f64 {
         let (x1, x2) = (xpos(1.0), xpos(v));
         let (x, w) = if x2 >= x1 {
@@ -676,52 +677,84 @@ pub fn svg(rep: &Report) -> String {
         );
         x + w.max(1.0)
     };
-    for (i, r) in rep.rows.iter().enumerate() {
-        let y = top + i as f64 * row_h;
+    let mut y0 = legend_y + 12.0;
+    for (kind, rows) in &groups {
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            left - 8.0,
-            y + BAR + 4.0,
-            xml(&label(r))
+            r#"<text x="10" y="{:.1}" font-size="13" font-weight="bold">{}</text>"#,
+            y0 + 16.0,
+            xml(kind)
         );
-        match r.speedup_vs_nco {
-            Some(v) => {
-                let colour = match (&r.check, v >= 1.0) {
-                    (Check::Different, _) => "#c0392b",
-                    (_, true) => "#2e86c1",
-                    (_, false) => "#e67e22",
-                };
-                let end = bar(&mut s, y, v, colour);
+        let top = y0 + 22.0;
+        let bottom = top + rows.len().max(1) as f64 * row_h;
+        let mut e = lo as i32;
+        while e <= hi as i32 {
+            let x = xpos(2f64.powi(e));
+            let label = if e >= 0 {
+                format!("{}x", 1u64 << e)
+            } else {
+                format!("1/{}x", 1u64 << (-e))
+            };
+            let stroke = if e == 0 { "#000" } else { "#ccc" };
+            let _ = writeln!(
+                s,
+                r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/>"#
+            );
+            let _ = writeln!(
+                s,
+                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+                bottom + 16.0
+            );
+            e += 1;
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let y = top + i as f64 * row_h;
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                left - 8.0,
+                y + BAR + 4.0,
+                xml(&label(r))
+            );
+            match r.speedup_vs_nco {
+                Some(v) => {
+                    let colour = match (&r.check, v >= 1.0) {
+                        (Check::Different, _) => "#c0392b",
+                        (_, true) => "#2e86c1",
+                        (_, false) => "#e67e22",
+                    };
+                    let end = bar(&mut s, y, v, colour);
+                    let _ = writeln!(
+                        s,
+                        r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                        end.max(xpos(1.0)) + 4.0,
+                        y + BAR - 2.0,
+                        xml(&tag(r))
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        r##"<text x="{:.1}" y="{:.1}" fill="#777">{}</text>"##,
+                        xpos(1.0) + 4.0,
+                        y + BAR - 2.0,
+                        xml(&tag(r))
+                    );
+                }
+            }
+            if let Some(c) = r.speedup_vs_cdo.filter(|v| v.is_finite() && *v > 0.0) {
+                let yc = y + BAR;
+                let end = bar(&mut s, yc, c, "#27ae60");
                 let _ = writeln!(
                     s,
                     r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
                     end.max(xpos(1.0)) + 4.0,
-                    y + BAR - 2.0,
-                    xml(&tag(r))
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    r##"<text x="{:.1}" y="{:.1}" fill="#777">{}</text>"##,
-                    xpos(1.0) + 4.0,
-                    y + BAR - 2.0,
-                    xml(&tag(r))
+                    yc + BAR - 2.0,
+                    cdo_tag(c)
                 );
             }
         }
-        if let Some(c) = r.speedup_vs_cdo.filter(|v| v.is_finite() && *v > 0.0) {
-            let yc = y + BAR;
-            let end = bar(&mut s, yc, c, "#27ae60");
-            let _ = writeln!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
-                end.max(xpos(1.0)) + 4.0,
-                yc + BAR - 2.0,
-                cdo_tag(c)
-            );
-        }
+        y0 += block_h(rows.len());
     }
     s.push_str("</svg>\n");
     s
@@ -796,6 +829,7 @@ pub(crate) mod tests {
         r3.check = Check::Different;
         r3.check_detail = "d4_00: values differ".into();
         r3.speedup_vs_cdo = Some(104.5);
+        r3.title = "ncwa average all variables to scalars [netCDF-4 in, no filters]".into();
         let mut r5c = base.clone();
         r5c.id = "5c".into();
         r5c.title = "ncrcat --list 50 stations from 4 files (1 call vs 50)".into();
@@ -920,6 +954,10 @@ pub(crate) mod tests {
         // Background, four legend squares, three bars against NCO, one against CDO.
         assert_eq!(s.matches("<rect").count(), 1 + 4 + 3 + 1);
         assert!(s.contains("104.50x vs CDO"));
+        // One chart per kind of input, the kind as its heading, not in the labels.
+        assert!(s.contains(">inputs as generated</text>"));
+        assert!(s.contains(">netCDF-4 in, no filters</text>"));
+        assert!(s.contains(">4 ncwa average all variables to scalars (ipcc_dly_T85)</text>"));
         assert!(s.contains("4.00x"));
         assert!(s.contains("8.00x WRONG ANSWER"));
         assert!(s.contains("nco-rs operator not built"));
