@@ -698,6 +698,13 @@ impl OutFile {
         self.filters[var] = Some(filter);
     }
 
+    /// Remove variable `var`'s [`WriteFilter`] and give it back (to write values that
+    /// must stay as they are, such as an existing output's records, then
+    /// [`OutFile::set_filter`] it again).
+    pub fn take_filter(&mut self, var: usize) -> Option<WriteFilter> {
+        self.filters.get_mut(var).and_then(Option::take)
+    }
+
     /// True when variable `var` has a [`WriteFilter`].
     fn filtered(&self, var: usize) -> bool {
         self.filters.get(var).is_some_and(Option::is_some)

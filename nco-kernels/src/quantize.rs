@@ -337,11 +337,18 @@ fn decimal(dsd: i32, values: &mut Values, fill: Option<f64>) {
 }
 
 /// `rint(x * 2^bits) / 2^bits` (ties to even); `x` itself where the scaled value is
-/// not finite (already a multiple of the quantum, or NaN).
+/// not finite (already a multiple of the quantum, or NaN); zero (of `x`'s sign) where
+/// the quantum is beyond every finite value (`2^-bits` past the double range).
 fn round_float(x: f64, bits: i32) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    if bits < -1074 {
+        return 0f64.copysign(x);
+    }
     let scale = pow2(bits);
     let scaled = x * scale;
-    if !scaled.is_finite() || scale == 0.0 {
+    if !scaled.is_finite() {
         return x;
     }
     scaled.round_ties_even() / scale

@@ -554,7 +554,13 @@ impl Ra<'_> {
             };
             for (i, v) in a.meta().vars.iter().enumerate() {
                 if a.meta().is_record_var(v) || !replaced(&v.name) {
+                    // Its values stay as they are: --ppc quantizes the new records only,
+                    // as NCO 5.1.4 does.
+                    let filter = out.writer().take_filter(i);
                     out.copy_selected(a, i, &Selection::default(), i)?;
+                    if let Some(f) = filter {
+                        out.writer().set_filter(i, f);
+                    }
                 }
             }
         }
@@ -768,10 +774,19 @@ fn records_appended(a: &Dataset, target: &Target, planned: &Meta, records: usize
         ))
     })?;
     am.dims[rd].len = records;
-    for v in &am.vars {
-        let Some(mv) = planned.var(&v.name) else {
+    for k in 0..am.vars.len() {
+        let Some(mv) = planned.var(&am.vars[k].name) else {
             continue;
         };
+        // The new records are quantized as planned (--ppc), the attribute recorded.
+        if let Some(q) = mv.storage.quantize {
+            let path = am.var_path(k);
+            am.vars[k].storage.quantize = Some(q);
+            if let Some(w) = nco_core::quantize::stamp(&mut am.vars[k], &path, &q) {
+                eprintln!("{}: WARNING {w}", target.prog);
+            }
+        }
+        let v = &am.vars[k];
         if mv.ty != v.ty {
             return Err(Error::var(
                 &v.name,

@@ -500,3 +500,95 @@ fn algorithms_and_synonyms_in_every_quantizing_operator() {
         .clean_failure("--ppc");
     assert!(!std::path::Path::new(&out).exists());
 }
+
+#[test]
+fn record_appends_quantize_the_new_records_only() {
+    let s = Scratch::new();
+    let out = s.arg("out.nc");
+    nco("ncks")
+        .args(["-O", "-v", "D"])
+        .arg(qx())
+        .arg(&out)
+        .succeeds();
+    nco("ncrcat")
+        .args(["--rec_apn", "--ppc", "D=3", "-v", "D"])
+        .arg(qx())
+        .arg(&out)
+        .succeeds();
+    let d = Dump::of(&out);
+    let mut want = nums(
+        "0.1, 0.12, 0.123, 0.1234, 0.12345, 0.123456, 0.1234567, 0.12345678, 0.123456789, 123456789",
+    );
+    want.extend(nums(
+        "0.099609375, 0.1201171875, 0.123046875, 0.123046875, 0.123046875, 0.123046875, 0.123046875, 0.123046875, 0.123046875, 123207680",
+    ));
+    same(&d.var("D").numbers(), &want, "D after --rec_apn");
+    assert_eq!(int_attr(&d, "D", GBR), Some(3));
+}
+
+#[test]
+fn unpacked_variables_record_their_quantization() {
+    // ncpdq -U writes the unpacked values quantized, with the attribute (NCO 5.1.4).
+    let s = Scratch::new();
+    let src = crate::common::cdl(
+        &s,
+        "pk",
+        "netcdf pk { dimensions: x = 3 ; variables: float p(x) ; p:scale_factor = 0.5f ; \
+         data: p = 1.2345, 2.3456, 3.4567 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncpdq")
+        .args(["-O", "-U", "--ppc", "p=2"])
+        .arg(&src)
+        .arg(&out)
+        .succeeds();
+    let d = Dump::of(&out);
+    assert_eq!(int_attr(&d, "p", GBR), Some(2));
+    assert!(d.var("p").attr("scale_factor").is_none());
+}
+
+#[test]
+fn decimal_digits_coarser_than_every_double_give_zeros() {
+    if is_nco() {
+        // NCO 5.1.4 aborts beyond 16 decimal digits (an assertion).
+        return;
+    }
+    let s = Scratch::new();
+    let d = ncks(&s, &["--ppc", "D=.-400"]);
+    assert!(d.var("D").numbers().iter().all(|&x| x == 0.0));
+    assert_eq!(int_attr(&d, "D", "least_significant_digit"), Some(-400));
+    // A precision beyond the 32-bit range is refused.
+    let out = s.arg("o2.nc");
+    nco("ncks")
+        .args(["--ppc", "D=99999999999"])
+        .arg(qx())
+        .arg(&out)
+        .run()
+        .clean_failure("--ppc");
+}
+
+#[test]
+fn seven_digits_keep_exact_powers_of_two() {
+    if is_nco() {
+        // NCO 5.1.4: 1 becomes 2, 0.5 becomes 0, 64 becomes -0, -64 becomes 0.
+        return;
+    }
+    let s = Scratch::new();
+    let src = crate::common::cdl(
+        &s,
+        "p2",
+        "netcdf p2 { dimensions: x = 5 ; variables: float f(x) ; \
+         data: f = 1, 0.5, 64, -64, 65536 ; }",
+    );
+    let out = s.arg("out.nc");
+    nco("ncks")
+        .args(["-O", "--ppc", "f=7"])
+        .arg(&src)
+        .arg(&out)
+        .succeeds();
+    same(
+        &Dump::of(&out).var("f").numbers(),
+        &nums("1, 0.5, 64, -64, 65536"),
+        "f=7",
+    );
+}

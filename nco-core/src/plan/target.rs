@@ -282,7 +282,7 @@ impl Output {
         for n in notes {
             eprintln!("{}: WARNING {n}", target.prog);
         }
-        let filters = quantizers(&mut meta);
+        let filters = quantizers(&mut meta, &target.prog);
         let mut file =
             OutFile::create(tmp.path(), &meta, target.hdr_pad).map_err(|e| tmp.naming(e))?;
         for (v, f) in filters {
@@ -444,16 +444,27 @@ impl Output {
 }
 
 /// The quantization filters of the variables of the output `meta` planned to be
-/// quantized ([`extract::apply_quantize`], which recorded their attributes); a
-/// variable whose stored type the precision does not apply to (one packed into
-/// integers since) is left unquantized, without the attribute recorded for it.
-fn quantizers(meta: &mut Meta) -> Vec<(usize, crate::dataset::WriteFilter)> {
+/// quantized ([`extract::apply_quantize`], which recorded their attributes, recorded
+/// again here where an operator rebuilt them); a variable whose stored type the
+/// precision does not apply to (one packed into integers since) is left unquantized,
+/// with a warning and without the attribute recorded for it.
+fn quantizers(meta: &mut Meta, prog: &str) -> Vec<(usize, crate::dataset::WriteFilter)> {
     let mut out = Vec::new();
-    for var in meta.vars.iter_mut() {
+    for v in 0..meta.vars.len() {
+        let path = meta.var_path(v);
+        let var = &mut meta.vars[v];
         let Some(q) = var.storage.quantize else {
             continue;
         };
-        if !crate::quantize::applies(var.ty, q.precision, q.algorithm, |_| {}) {
+        if crate::quantize::applies(var.ty, q.precision, q.algorithm, |_| {}) {
+            // Recorded again where an operator rebuilt the attributes (ncpdq's
+            // unpacking); a no-op where the plan's record is still there.
+            let _ = crate::quantize::stamp(var, &path, &q);
+        } else {
+            eprintln!(
+                "{prog}: WARNING --ppc: {path} is written packed (as {}), so it is not quantized",
+                var.ty
+            );
             var.storage.quantize = None;
             crate::quantize::unstamp(var, &q);
         }

@@ -93,14 +93,15 @@ pub fn parse_ppc(arg: &str) -> Result<Vec<(String, Precision)>> {
         let precision = match value.strip_prefix('.') {
             Some(d) => Precision::Decimal(parse_int(d).ok_or_else(|| {
                 bad(format!(
-                    "'{value}' is not a number of decimal digits (.N, N an integer)"
+                    "'{value}' is not a number of decimal digits (.N, N an integer of at \
+                     most 10 digits)"
                 ))
             })?),
             None => {
                 let n = parse_int(value).ok_or_else(|| {
                     bad(format!(
-                        "'{value}' is not a number of significant digits (an integer, \
-                         or .N for decimal digits)"
+                        "'{value}' is not a number of significant digits (an integer of \
+                         at most 10 digits, or .N for decimal digits)"
                     ))
                 })?;
                 if n <= 0 {
@@ -124,21 +125,9 @@ pub fn parse_ppc(arg: &str) -> Result<Vec<(String, Precision)>> {
     Ok(out)
 }
 
-/// An integer as C's `strtol` reads a whole one (sign, digits), saturated to `i32`.
+/// An integer (optional sign, digits) within the range of `i32`.
 fn parse_int(s: &str) -> Option<i32> {
-    let n: i64 = s.trim().parse().ok().or_else(|| {
-        // Beyond i64: only the sign matters.
-        let t = s.trim();
-        let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
-        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| {
-            if t.starts_with('-') {
-                i64::MIN
-            } else {
-                i64::MAX
-            }
-        })
-    })?;
-    Some(n.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32)
+    s.trim().parse().ok()
 }
 
 /// Parse a `--baa` (`--qnt_alg`) value: NCO's number 0-8, or a name (`btg`
