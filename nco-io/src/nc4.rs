@@ -1180,8 +1180,9 @@ impl LibWriter {
     /// Create `path` with all definitions of `meta` (format chosen by `meta.format`):
     /// its groups, dimensions, attributes and variables, storage settings applied
     /// (chunks fitted to the output, deflate and shuffle; none on NC_STRING variables,
-    /// which HDF5 cannot filter), NOFILL on every variable without `_FillValue`, and
-    /// end define mode.
+    /// which HDF5 cannot filter), NOFILL on every classic-format variable without
+    /// `_FillValue` (netCDF-4 ones keep fill mode, as NCO writes them), and end define
+    /// mode.
     ///
     /// Errors: groups or a type the format cannot hold (named), libnetcdf's errors.
     pub fn create(file: &Path, meta: &Meta) -> Result<LibWriter> {
@@ -1307,7 +1308,10 @@ impl LibWriter {
                 .map_err(ve)?;
             }
         }
-        if v.attr("_FillValue").is_none() && v.ty != NcType::Str {
+        if v.attr("_FillValue").is_none() && v.ty != NcType::Str && !meta.format.is_netcdf4() {
+            // Classic formats only (no fill pass over the data); netCDF-4 variables keep
+            // libnetcdf's fill mode, as NCO 5.1.4 writes them (no `_NoFill`): chunks
+            // are written whole, so it costs nothing there.
             // SAFETY: every variable of the output is written in full by the operator
             // before the file is closed (the writer's contract), so no unwritten cell
             // is ever read back.
