@@ -744,8 +744,24 @@ impl OutFile {
                     format!("cannot convert {} to {want}", values.nc_type()),
                 )
             })?;
-            return self.write_at(var, first, &conv);
+            return self.write_owned(var, first, conv);
         }
+        if self.filtered(var) {
+            return self.write_owned(var, first, values.clone());
+        }
+        self.store(var, first, values)
+    }
+
+    /// [`OutFile::write_at`] of values the caller gives up: a filtered variable's values
+    /// are filtered in place (no copy).
+    ///
+    /// Errors: as [`OutFile::write_at`].
+    pub fn write_owned(&mut self, var: usize, first: &[usize], values: Values) -> Result<()> {
+        let want = self.meta.vars[var].ty;
+        if values.nc_type() != want || !self.filtered(var) {
+            return self.write_at(var, first, &values);
+        }
+        let mut values = values;
         if let Some(Some(filter)) = self.filters.get(var) {
             let shape = self.meta.shape(&self.meta.vars[var]);
             let mut at = 0u64;
@@ -756,11 +772,9 @@ impl OutFile {
                 }
                 stride *= shape[d] as u64;
             }
-            let mut filtered = values.clone();
-            filter(&mut filtered, at);
-            return self.store(var, first, &filtered);
+            filter(&mut values, at);
         }
-        self.store(var, first, values)
+        self.store(var, first, &values)
     }
 
     /// Write values already of the variable's type and filtered.

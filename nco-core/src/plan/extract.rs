@@ -448,7 +448,7 @@ pub fn copy_selected(
 ) -> Result<()> {
     for (at, idx) in selected_reads(input.meta(), s, sel) {
         let vals = input.read(s, &idx)?;
-        out.write(o, at, &vals)?;
+        out.write_owned(o, &[at], vals)?;
     }
     Ok(())
 }
