@@ -496,14 +496,18 @@ fn xml(s: &str) -> String {
 /// generous side (0.62 em a character; 0.68 em bold), so that text sized by it stays
 /// inside the canvas whatever the renderer's font.
 fn text_width(text: &str, size: f64, bold: bool) -> f64 {
-    let em = if bold { 0.68 } else { 0.62 };
-    text.chars().count() as f64 * size * em
+    text.chars().count() as f64 * char_width(size, bold)
+}
+
+/// The estimated width of one character (see [`text_width`]).
+fn char_width(size: f64, bold: bool) -> f64 {
+    size * if bold { 0.68 } else { 0.62 }
 }
 
 /// `text` broken at spaces into lines of at most `width` pixels (a word longer than
 /// that alone on its line, cut to fit).
 fn wrap(text: &str, width: f64, size: f64, bold: bool) -> Vec<String> {
-    let per_line = ((width / (size * if bold { 0.68 } else { 0.62 })) as usize).max(8);
+    let per_line = ((width / char_width(size, bold)) as usize).max(8);
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for word in text.split_whitespace() {

@@ -778,14 +778,9 @@ fn records_appended(a: &Dataset, target: &Target, planned: &Meta, records: usize
         let Some(mv) = planned.var(&am.vars[k].name) else {
             continue;
         };
-        // The new records are quantized as planned (--ppc), the attribute recorded.
-        if let Some(q) = mv.storage.quantize {
-            let path = am.var_path(k);
-            am.vars[k].storage.quantize = Some(q);
-            if let Some(w) = nco_core::quantize::stamp(&mut am.vars[k], &path, &q) {
-                eprintln!("{}: WARNING {w}", target.prog);
-            }
-        }
+        // The new records are quantized as planned (--ppc; Output::create records the
+        // attribute).
+        am.vars[k].storage.quantize = mv.storage.quantize;
         let v = &am.vars[k];
         if mv.ty != v.ty {
             return Err(Error::var(

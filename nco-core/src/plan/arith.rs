@@ -43,7 +43,8 @@ impl ProcVar {
         self.out.dims = planned.dims.clone();
         self.out.group = planned.group;
         self.out.storage = planned.storage.clone();
-        // The quantization attribute planned with it (warnings were given then).
+        // The quantization attribute planned with it, before the operator adds
+        // cell_methods (as NCO orders them; warnings come when the output is created).
         if let Some(q) = planned.storage.quantize {
             let _ = crate::quantize::stamp(&mut self.out, "", &q);
         }

@@ -45,8 +45,8 @@ pub struct Plan {
     pub meta: Meta,
     /// Input variable index of each output variable.
     pub src: Vec<usize>,
-    /// Lines for the user (INFO: precisions too high to quantize with; `WARNING ...`),
-    /// printed by [`crate::target::Target::plan_extract_with`].
+    /// INFO lines for the user (precisions too high to quantize with), printed by
+    /// [`crate::target::Target::plan_extract_with`].
     pub notes: Vec<String>,
 }
 
@@ -237,10 +237,9 @@ pub fn plan_with(
 
 /// Set the quantization `--ppc` asks for on each output variable (`src[i]` is output
 /// variable `i`'s input variable), in any output format ([`crate::quantize::plan`]);
-/// records each one's attribute ([`crate::quantize::stamp`]) and returns the INFO
-/// lines about precisions too high to apply (and warnings about non-conforming
-/// attributes). The values are quantized as they are written
-/// ([`crate::target::Output::create`] registers the filters).
+/// returns the INFO lines about precisions too high to apply. The attributes are
+/// recorded and the values quantized when the output is written
+/// ([`crate::target::Output::create`]).
 ///
 /// Errors: a `--ppc` key that matches no variable of `input`, a bad regular expression.
 pub fn apply_quantize(
@@ -252,19 +251,9 @@ pub fn apply_quantize(
     if !args.any() {
         return Ok(Vec::new());
     }
-    let (per_input, mut notes) = crate::quantize::plan(input, args)?;
+    let (per_input, notes) = crate::quantize::plan(input, args)?;
     for (i, &s) in src.iter().enumerate() {
-        let Some(q) = per_input.get(s).copied().flatten() else {
-            continue;
-        };
-        let path = meta.var_path(i);
-        let var = &mut meta.vars[i];
-        var.storage.quantize = Some(q);
-        // Recorded now, before the operators add their own attributes (cell_methods
-        // follows it, as NCO 5.1.4 orders them).
-        if let Some(w) = crate::quantize::stamp(var, &path, &q) {
-            notes.push(format!("WARNING {w}"));
-        }
+        meta.vars[i].storage.quantize = per_input.get(s).copied().flatten();
     }
     Ok(notes)
 }

@@ -173,10 +173,7 @@ impl Target {
         let format = self.format_for(input.format)?;
         let mut plan = extract::plan_with(input, vars, sel, format, rec, &self.storage, layout)?;
         for n in std::mem::take(&mut plan.notes) {
-            match n.strip_prefix("WARNING ") {
-                Some(w) => eprintln!("{}: WARNING {w}", self.prog),
-                None => eprintln!("{}: INFO {n}", self.prog),
-            }
+            eprintln!("{}: INFO {n}", self.prog);
         }
         Ok(plan)
     }
@@ -444,8 +441,8 @@ impl Output {
 }
 
 /// The quantization filters of the variables of the output `meta` planned to be
-/// quantized ([`extract::apply_quantize`], which recorded their attributes, recorded
-/// again here where an operator rebuilt them); a variable whose stored type the
+/// quantized ([`extract::apply_quantize`]), their attributes recorded
+/// ([`crate::quantize::stamp`], warnings printed); a variable whose stored type the
 /// precision does not apply to (one packed into integers since) is left unquantized,
 /// with a warning and without the attribute recorded for it.
 fn quantizers(meta: &mut Meta, prog: &str) -> Vec<(usize, crate::dataset::WriteFilter)> {
@@ -457,9 +454,11 @@ fn quantizers(meta: &mut Meta, prog: &str) -> Vec<(usize, crate::dataset::WriteF
             continue;
         };
         if crate::quantize::applies(var.ty, q.precision, q.algorithm, |_| {}) {
-            // Recorded again where an operator rebuilt the attributes (ncpdq's
-            // unpacking); a no-op where the plan's record is still there.
-            let _ = crate::quantize::stamp(var, &path, &q);
+            // Recorded here for every operator (a no-op where the arithmetic already
+            // placed it before cell_methods, `arith::ProcVar::place_as`).
+            if let Some(w) = crate::quantize::stamp(var, &path, &q) {
+                eprintln!("{prog}: WARNING {w}");
+            }
         } else {
             eprintln!(
                 "{prog}: WARNING --ppc: {path} is written packed (as {}), so it is not quantized",

@@ -228,8 +228,9 @@ impl ChunkArgs {
             return None;
         }
         let rank = v.dims.len();
-        let record_dim = |k: usize| meta.dims[v.dims[k]].unlimited;
-        let record = (0..rank).any(record_dim);
+        // Which of the variable's dimensions are record dimensions.
+        let is_rec: Vec<bool> = v.dims.iter().map(|&d| meta.dims[d].unlimited).collect();
+        let record = is_rec.contains(&true);
         let explicit = &self.dims;
         let named = v
             .dims
@@ -256,18 +257,14 @@ impl ChunkArgs {
                 // Rew's balanced shape ends the choice (no --cnk_dmn override).
                 let shape: Vec<usize> = lens.iter().map(|&l| l.max(1)).collect();
                 let mut c = rew(&shape, elem, target);
-                trim(
-                    &mut c,
-                    &lens,
-                    &(0..rank).map(record_dim).collect::<Vec<_>>(),
-                );
+                trim(&mut c, &lens, &is_rec);
                 return Some(c);
             }
             _ => {
                 // Defaults: fixed dimensions whole, record ones at their length (one
                 // for rd1; 4096 bytes of a one-dimensional record variable).
                 let mut c: Vec<usize> = (0..rank)
-                    .map(|k| match record_dim(k) {
+                    .map(|k| match is_rec[k] {
                         true if map == "rd1" => 1,
                         true if rank == 1 && !ctx.record_cut => RECORD_1D_BYTES / elem,
                         _ => lens[k].max(1),
@@ -275,12 +272,7 @@ impl ChunkArgs {
                     .collect();
                 if map == "lfp" || map == "rew" {
                     if bytes >= target {
-                        lefter_product(
-                            &mut c,
-                            &(0..rank).map(record_dim).collect::<Vec<_>>(),
-                            elem,
-                            target,
-                        );
+                        lefter_product(&mut c, &is_rec, elem, target);
                     }
                 } else {
                     let each = match map.as_str() {
@@ -305,11 +297,7 @@ impl ChunkArgs {
                 }
             }
         }
-        trim(
-            &mut out,
-            &lens,
-            &(0..rank).map(record_dim).collect::<Vec<_>>(),
-        );
+        trim(&mut out, &lens, &is_rec);
         Some(out)
     }
 }

@@ -178,20 +178,25 @@ fn integer_digits(ty: NcType) -> Option<i32> {
     })
 }
 
-/// True when variable `v` is one `default` leaves alone: a coordinate variable, or one
-/// named by a `bounds`, `climatology`, `coordinates` or `grid_mapping` attribute of a
-/// variable of its group.
-fn coordinate_like(meta: &Meta, v: usize) -> bool {
-    let var = &meta.vars[v];
-    if var.dims.iter().any(|&d| meta.coord_var(d) == Some(v)) {
-        return true;
+/// The variables `default` leaves alone, one flag per variable of `meta`: coordinate
+/// variables, and those a `bounds`, `climatology`, `coordinates` or `grid_mapping`
+/// attribute of a variable of their group names (each attribute read once).
+fn coordinate_like(meta: &Meta) -> Vec<bool> {
+    let mut named = std::collections::HashSet::new();
+    for o in &meta.vars {
+        for a in ["bounds", "climatology", "coordinates", "grid_mapping"] {
+            if let Some(t) = o.attr_text(a) {
+                named.extend(t.split_whitespace().map(|n| (o.group, n.to_string())));
+            }
+        }
     }
-    meta.vars.iter().filter(|o| o.group == var.group).any(|o| {
-        ["bounds", "climatology", "coordinates", "grid_mapping"]
-            .iter()
-            .filter_map(|a| o.attr_text(a))
-            .any(|t| t.split_whitespace().any(|n| n == var.name))
-    })
+    (0..meta.vars.len())
+        .map(|v| {
+            let var = &meta.vars[v];
+            var.dims.iter().any(|&d| meta.coord_var(d) == Some(v))
+                || named.contains(&(var.group, var.name.clone()))
+        })
+        .collect()
 }
 
 /// The variables of `meta` key `key` names (see the module docs).
@@ -239,9 +244,10 @@ pub fn plan(input: &Meta, args: &QuantizeArgs) -> Result<(Vec<Option<Quantize>>,
     let n = input.vars.len();
     let mut chosen: Vec<Option<Precision>> = vec![None; n];
     if let Some((_, p)) = args.items.iter().find(|(k, _)| is_default_key(k)) {
+        let skip = coordinate_like(input);
         for (v, c) in chosen.iter_mut().enumerate() {
             let ty = input.vars[v].ty;
-            if matches!(ty, NcType::Float | NcType::Double) && !coordinate_like(input, v) {
+            if matches!(ty, NcType::Float | NcType::Double) && !skip[v] {
                 *c = Some(*p);
             }
         }
