@@ -6,7 +6,6 @@
 
 use std::ffi::{c_void, CString};
 
-use hdf5_metno_sys::h5::hsize_t;
 use hdf5_metno_sys::{h5d, h5p};
 use rayon::prelude::*;
 
@@ -41,29 +40,43 @@ impl H5File {
     /// Errors: a row range not on chunk boundaries, a buffer of the wrong size, HDF5
     /// failures (named).
     pub fn write_rows_of(&self, v: &mut VarIndex, first: u64, data: &[u8]) -> Result<()> {
-        let name = v.name.clone();
+        self.prepare_rows(v, first, data.len())?;
+        let one = [RowsWrite {
+            var: v,
+            first,
+            data,
+        }];
+        self.write_many(&one).map_err(|(_, e)| e)
+    }
+
+    /// Check that `bytes` bytes from row `first` are whole rows of `v` on chunk
+    /// boundaries of dimension 0 (or up to the end of the variable), and grow the
+    /// dataset along dimension 0 when they end past it (an unlimited dimension;
+    /// `v.shape` follows): what [`H5File::write_many`] needs of each of its writes.
+    ///
+    /// Errors: a scalar, a row range not on chunk boundaries, a size that is not whole
+    /// rows, HDF5 failures (named).
+    pub fn prepare_rows(&self, v: &mut VarIndex, first: u64, bytes: usize) -> Result<()> {
         let rank = v.shape.len();
         let inner: u64 = v.shape.iter().skip(1).product();
         let rowb = inner * v.elem as u64;
         if rank == 0 || rowb == 0 {
             return Err(Error::Unsupported("direct chunk writes of scalars".into()));
         }
-        if data.len() as u64 % rowb != 0 {
+        if bytes as u64 % rowb != 0 {
             return Err(Error::Request(format!(
-                "{} bytes is not whole rows of {rowb}",
-                data.len()
+                "{bytes} bytes is not whole rows of {rowb}"
             )));
         }
-        let rows = data.len() as u64 / rowb;
-        let end = first + rows;
+        let end = first + bytes as u64 / rowb;
         let c0 = v.chunk[0];
         if first % c0 != 0 || (end % c0 != 0 && end < v.shape[0]) {
             return Err(Error::Request(format!(
                 "rows {first}..{end} are not on chunk boundaries of {c0}"
             )));
         }
-        let c = CString::new(name.as_str()).map_err(|_| Error::Request("NUL in name".into()))?;
         if end > v.shape[0] {
+            let c = cname(&v.name)?;
             let mut dims = v.shape.clone();
             dims[0] = end;
             let _g = hdf5_metno_sys::LOCK.lock();
@@ -83,71 +96,145 @@ impl H5File {
             }
             v.shape = dims;
         }
-        let v: &VarIndex = v;
-        // The chunks covering the rows, in row-major grid order.
-        let grid = v.grid();
-        let span: Vec<u64> = std::iter::once(rows.div_ceil(c0))
-            .chain(grid[1..].iter().copied())
-            .collect();
-        let mut coords = Vec::new();
-        let mut g = vec![0u64; rank];
-        loop {
-            let mut off: Vec<u64> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
-            off[0] += first;
-            coords.push(off);
-            if !odometer(&mut g, &span) {
-                break;
+        Ok(())
+    }
+
+    /// Store several row ranges, of one dataset or of several, each checked and its
+    /// dataset grown by [`H5File::prepare_rows`] first: the chunks of all of them are
+    /// encoded together in parallel (so variables of one or two chunks each still keep
+    /// every thread busy), in batches of a few chunks per thread, and each batch stored
+    /// in order under the HDF5 lock.
+    ///
+    /// Errors: the index of the write that failed, with a deflate level out of range or
+    /// HDF5's failure (named).
+    pub fn write_many(&self, writes: &[RowsWrite]) -> std::result::Result<(), (usize, Error)> {
+        let mut names = Vec::with_capacity(writes.len());
+        let mut levels = Vec::with_capacity(writes.len());
+        // (write, chunk offset), the chunks covering each write's rows in row-major order.
+        let mut coords: Vec<(usize, Vec<u64>)> = Vec::new();
+        for (w, rw) in writes.iter().enumerate() {
+            let v = rw.var;
+            names.push(cname(&v.name).map_err(|e| (w, e))?);
+            let level = v
+                .filters
+                .iter()
+                .find_map(|f| match f {
+                    Filter::Deflate(l) => Some(*l as i32),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            let lvl = libdeflater::CompressionLvl::new(level)
+                .map_err(|_| (w, Error::Request(format!("deflate level {level}"))))?;
+            levels.push(lvl);
+            let rank = v.shape.len();
+            let rowb = v.shape.iter().skip(1).product::<u64>() * v.elem as u64;
+            let rows = rw.data.len() as u64 / rowb.max(1);
+            let grid = v.grid();
+            let span: Vec<u64> = std::iter::once(rows.div_ceil(v.chunk[0]))
+                .chain(grid[1..].iter().copied())
+                .collect();
+            if span.contains(&0) {
+                continue;
+            }
+            let mut g = vec![0u64; rank];
+            loop {
+                let mut off: Vec<u64> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
+                off[0] += rw.first;
+                coords.push((w, off));
+                if !odometer(&mut g, &span) {
+                    break;
+                }
             }
         }
         let batch = BATCH_PER_THREAD * rayon::current_num_threads();
-        let level = v
-            .filters
-            .iter()
-            .find_map(|f| match f {
-                Filter::Deflate(l) => Some(*l as i32),
-                _ => None,
-            })
-            .unwrap_or(1);
-        let lvl = libdeflater::CompressionLvl::new(level)
-            .map_err(|_| Error::Request(format!("deflate level {level}")))?;
         for part in coords.chunks(batch) {
             let encoded: Vec<Vec<u8>> = part
                 .par_iter()
                 .map_init(
-                    || (libdeflater::Compressor::new(lvl), Vec::new(), Vec::new()),
-                    |(z, a, b), off| encode_chunk(v, first, data, off, z, a, b),
+                    || {
+                        (
+                            Vec::<(i32, libdeflater::Compressor)>::new(),
+                            Vec::new(),
+                            Vec::new(),
+                        )
+                    },
+                    |(zs, a, b), (w, off)| {
+                        let rw = &writes[*w];
+                        let lvl = levels[*w];
+                        let key = i32::from(lvl);
+                        let at = match zs.iter().position(|(k, _)| *k == key) {
+                            Some(at) => at,
+                            None => {
+                                zs.push((key, libdeflater::Compressor::new(lvl)));
+                                zs.len() - 1
+                            }
+                        };
+                        encode_chunk(rw.var, rw.first, rw.data, off, &mut zs[at].1, a, b)
+                            .map_err(|e| (*w, e))
+                    },
                 )
-                .collect::<Result<_>>()?;
+                .collect::<std::result::Result<_, _>>()?;
             let _g = hdf5_metno_sys::LOCK.lock();
-            // SAFETY: the HDF5 lock is held; the dataset id is checked and closed; each
-            // offset has the dataset's rank and each buffer the length passed.
-            unsafe {
-                let did = h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT);
-                if did < 0 {
-                    return Err(Error::Hdf5("H5Dopen2".into()));
+            // The dataset open for the chunks of one write in a row: (write, id).
+            let mut open: Option<(usize, hdf5_metno_sys::h5i::hid_t)> = None;
+            let close = |open: &mut Option<(usize, hdf5_metno_sys::h5i::hid_t)>| {
+                if let Some((_, did)) = open.take() {
+                    // SAFETY: `did` is a dataset id this loop opened and has not closed.
+                    unsafe { h5d::H5Dclose(did) };
                 }
-                for (off, buf) in part.iter().zip(&encoded) {
-                    let off: Vec<hsize_t> = off.clone();
-                    clear_errno();
-                    let rc = h5d::H5Dwrite_chunk(
+            };
+            for ((w, off), buf) in part.iter().zip(&encoded) {
+                if open.is_none_or(|(ow, _)| ow != *w) {
+                    close(&mut open);
+                    // SAFETY: the HDF5 lock is held; the name is NUL-terminated.
+                    let did =
+                        unsafe { h5d::H5Dopen2(self.fid, names[*w].as_ptr(), h5p::H5P_DEFAULT) };
+                    if did < 0 {
+                        return Err((*w, Error::Hdf5("H5Dopen2".into())));
+                    }
+                    open = Some((*w, did));
+                }
+                let did = open.expect("a dataset just opened").1;
+                clear_errno();
+                // SAFETY: the HDF5 lock is held; `did` is open; the offset has the
+                // dataset's rank and the buffer the length passed.
+                let rc = unsafe {
+                    h5d::H5Dwrite_chunk(
                         did,
                         h5p::H5P_DEFAULT,
                         0,
                         off.as_ptr(),
                         buf.len(),
                         buf.as_ptr().cast::<c_void>(),
-                    );
-                    if rc < 0 {
-                        let e = storage_error("H5Dwrite_chunk");
-                        h5d::H5Dclose(did);
-                        return Err(e);
-                    }
+                    )
+                };
+                if rc < 0 {
+                    let e = storage_error("H5Dwrite_chunk");
+                    close(&mut open);
+                    return Err((*w, e));
                 }
-                h5d::H5Dclose(did);
             }
+            close(&mut open);
         }
         Ok(())
     }
+}
+
+/// One row range for [`H5File::write_many`]: rows `first..` of dimension 0 of the
+/// dataset `var` describes, from `data` (native byte order, row-major, whole rows),
+/// already checked and the dataset grown by [`H5File::prepare_rows`].
+pub struct RowsWrite<'a> {
+    /// The dataset's storage (its current shape, chunks, filters, fill value).
+    pub var: &'a VarIndex,
+    /// The first row along dimension 0, on a chunk boundary.
+    pub first: u64,
+    /// The rows' bytes.
+    pub data: &'a [u8],
+}
+
+/// A dataset path as HDF5 takes it.
+fn cname(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::Request("NUL in name".into()))
 }
 
 /// Cut the chunk at `off` out of `data` (rows from `first`), pad edges with the fill
@@ -164,15 +251,20 @@ fn encode_chunk(
     let rank = v.shape.len();
     let es = v.elem;
     let want = v.chunk_bytes();
-    a.clear();
-    a.reserve(want);
-    for _ in 0..want / es {
-        a.extend_from_slice(&v.fill);
-    }
-    // Copy the rows of the chunk that exist (edges stay fill).
+    // The extent of the chunk inside the dataset; edges past it are the fill value.
     let ext: Vec<u64> = (0..rank)
         .map(|k| v.chunk[k].min(v.shape[k].saturating_sub(off[k])))
         .collect();
+    a.clear();
+    if ext == v.chunk {
+        // Every byte is copied over below.
+        a.resize(want, 0);
+    } else {
+        a.reserve(want);
+        for _ in 0..want / es {
+            a.extend_from_slice(&v.fill);
+        }
+    }
     let mut cstride = vec![1u64; rank];
     let mut dstride = vec![1u64; rank];
     for k in (0..rank - 1).rev() {
@@ -221,7 +313,13 @@ fn encode_chunk(
             }
         }
     }
-    Ok(a.clone())
+    // The encoded chunk goes out; the bigger buffer stays for the next chunk.
+    let out = if a.capacity() > 2 * a.len() {
+        a.clone()
+    } else {
+        std::mem::take(a)
+    };
+    Ok(out)
 }
 
 /// Reset `errno`, so a failure's system error can be told from an earlier one.

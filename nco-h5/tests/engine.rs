@@ -4,6 +4,7 @@
 
 use nco_h5::index::{H5File, IndexBy};
 use nco_h5::read::{read_sel, read_slab};
+use nco_h5::write::RowsWrite;
 
 /// v(t, y, x) floats, t unlimited (5 records), chunks 2x4x4 (partial edge chunks),
 /// deflate 1 + shuffle; w(y, x) doubles, contiguous. Value of v at (t, y, x):
@@ -189,4 +190,74 @@ fn direct_chunk_writes_read_back_through_libnetcdf() {
         .get_values(netcdf::Extents::All)
         .unwrap();
     assert_eq!(back, vals);
+}
+
+#[test]
+fn several_datasets_written_in_one_parallel_batch_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.nc");
+    let path = path.to_str().unwrap();
+    nco_h5::index::quiet();
+    {
+        let mut f = netcdf::create_with(path, netcdf::Options::NETCDF4).unwrap();
+        f.add_unlimited_dimension("t").unwrap();
+        f.add_dimension("y", 37).unwrap();
+        f.add_dimension("x", 41).unwrap();
+        // Shuffled 4-byte and 8-byte elements (the byte shuffle's fast paths and their
+        // scalar rests), edge chunks along y and x, two deflate levels.
+        let mut a = f.add_variable::<f32>("a", &["t", "y", "x"]).unwrap();
+        a.set_chunking(&[2, 16, 32]).unwrap();
+        a.set_compression(1, true).unwrap();
+        let mut b = f.add_variable::<f64>("b", &["y", "x"]).unwrap();
+        b.set_chunking(&[10, 41]).unwrap();
+        b.set_compression(4, true).unwrap();
+        f.close().unwrap();
+    }
+    let av: Vec<f32> = (0..3 * 37 * 41).map(|i| (i as f32).sin() * 1e3).collect();
+    let bv: Vec<f64> = (0..37 * 41).map(|i| f64::from(i) / 7.0 - 50.0).collect();
+    let ab: Vec<u8> = av.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    let bb: Vec<u8> = bv.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    let w = H5File::open(path, true).unwrap();
+    let mut a = w.var("/a", IndexBy::None).unwrap();
+    let mut b = w.var("/b", IndexBy::None).unwrap();
+    // Records 0-1 and 2 (the record dimension grows), and all of b, in one call.
+    let (a01, a2) = ab.split_at(2 * 37 * 41 * 4);
+    w.prepare_rows(&mut a, 0, a01.len()).unwrap();
+    w.prepare_rows(&mut a, 2, a2.len()).unwrap();
+    w.prepare_rows(&mut b, 0, bb.len()).unwrap();
+    let writes = [
+        RowsWrite {
+            var: &a,
+            first: 0,
+            data: a01,
+        },
+        RowsWrite {
+            var: &b,
+            first: 0,
+            data: &bb,
+        },
+        RowsWrite {
+            var: &a,
+            first: 2,
+            data: a2,
+        },
+    ];
+    w.write_many(&writes).unwrap();
+    // Not on a chunk boundary: refused before anything is written.
+    assert!(w.prepare_rows(&mut a, 1, 37 * 41 * 4).is_err());
+    drop(w);
+    let f = netcdf::open(path).unwrap();
+    assert_eq!(f.dimension("t").unwrap().len(), 3);
+    let back: Vec<f32> = f
+        .variable("a")
+        .unwrap()
+        .get_values(netcdf::Extents::All)
+        .unwrap();
+    assert_eq!(back, av);
+    let back: Vec<f64> = f
+        .variable("b")
+        .unwrap()
+        .get_values(netcdf::Extents::All)
+        .unwrap();
+    assert_eq!(back, bv);
 }

@@ -318,6 +318,17 @@ pub struct H5Writer {
     h5: nco_h5::index::H5File,
     vars: Vec<Option<OutVar>>,
     path: String,
+    /// Complete chunk rows not stored yet: (variable, first row, values), stored
+    /// together once they hold [`pending_budget`] bytes, so that the chunks of many
+    /// small variables (one or two chunks each) are encoded in parallel.
+    pending: Vec<(usize, u64, Vec<u8>)>,
+    pending_bytes: usize,
+}
+
+/// Bytes of complete chunk rows gathered before they are encoded and stored: 8 MiB per
+/// thread (at least 16 MiB), a few chunks of NCO's default sizes per thread.
+fn pending_budget() -> usize {
+    (8usize << 20) * rayon::current_num_threads().max(2)
 }
 
 impl H5Writer {
@@ -338,6 +349,8 @@ impl H5Writer {
             h5,
             vars,
             path: path.display().to_string(),
+            pending: Vec::new(),
+            pending_bytes: 0,
         })
     }
 
@@ -440,6 +453,7 @@ impl H5Writer {
         if overlaps {
             let bands = std::mem::take(&mut o.bands);
             o.lib = true;
+            self.flush(meta)?;
             Self::to_lib(lib, v, var, bands)?;
             return Ok(false);
         }
@@ -472,10 +486,8 @@ impl H5Writer {
             band.pieces.push((idx, off, take, k));
             if band.filled == band.buf.len() / es {
                 let band = o.bands.remove(&b).expect("the band just filled");
-                let r = self
-                    .h5
-                    .write_rows_of(&mut o.desc, (b * c0) as u64, &band.buf);
-                r.map_err(|e| named(&self.path, v, e))?;
+                self.pending_bytes += band.buf.len();
+                self.pending.push((var, (b * c0) as u64, band.buf));
             }
             at += take;
         }
@@ -483,9 +495,41 @@ impl H5Writer {
             // Written in an order that leaves chunk rows open: libnetcdf from now on.
             let bands = std::mem::take(&mut o.bands);
             o.lib = true;
+            self.flush(meta)?;
             Self::to_lib(lib, v, var, bands)?;
         }
+        if self.pending_bytes >= pending_budget() {
+            self.flush(meta)?;
+        }
         Ok(true)
+    }
+
+    /// Encode and store the complete chunk rows gathered (all variables' together, in
+    /// parallel).
+    ///
+    /// Errors: HDF5 failures, naming the file and variable.
+    fn flush(&mut self, meta: &Meta) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        for (var, first, buf) in &pending {
+            let o = self.vars[*var]
+                .as_mut()
+                .expect("pending rows of an engine variable");
+            self.h5
+                .prepare_rows(&mut o.desc, *first, buf.len())
+                .map_err(|e| named(&self.path, &meta.vars[*var], e))?;
+        }
+        let writes: Vec<nco_h5::write::RowsWrite> = pending
+            .iter()
+            .map(|(var, first, buf)| nco_h5::write::RowsWrite {
+                var: &self.vars[*var].as_ref().expect("an engine variable").desc,
+                first: *first,
+                data: buf,
+            })
+            .collect();
+        self.h5
+            .write_many(&writes)
+            .map_err(|(w, e)| named(&self.path, &meta.vars[pending[w].0], e))
     }
 
     /// Hand the pieces gathered in `bands` of variable `var` to libnetcdf.
@@ -511,6 +555,7 @@ impl H5Writer {
     ///
     /// Errors: HDF5 or libnetcdf failures (named).
     pub fn finish(mut self, lib: &mut crate::nc4::LibWriter, meta: &Meta) -> Result<()> {
+        let mut rests = Vec::new();
         for var in 0..self.vars.len() {
             let Some(o) = self.vars[var].as_mut() else {
                 continue;
@@ -532,16 +577,23 @@ impl H5Writer {
                         .iter()
                         .all(|(_, off, n, _)| off + n <= band.filled);
                 if prefix && rows > 0 {
-                    let data = &band.buf[..rows * o.row * es];
-                    let r = self.h5.write_rows_of(&mut o.desc, (b * c0) as u64, data);
-                    r.map_err(|e| named(&self.path, v, e))?;
+                    let mut data = band.buf;
+                    data.truncate(rows * o.row * es);
+                    self.pending_bytes += data.len();
+                    self.pending.push((var, (b * c0) as u64, data));
                 } else {
                     rest.insert(b, band);
                 }
             }
             if !rest.is_empty() {
-                Self::to_lib(lib, v, var, rest)?;
+                rests.push((var, rest));
             }
+        }
+        // Chunk rows stored directly first, then the pieces libnetcdf writes (other
+        // chunks of the same variables).
+        self.flush(meta)?;
+        for (var, rest) in rests {
+            Self::to_lib(lib, &meta.vars[var], var, rest)?;
         }
         drop(self);
         Ok(())
