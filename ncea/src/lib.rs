@@ -24,7 +24,8 @@ use nco_core::hyperslab::Selection;
 use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
-use nco_core::target::Output;
+use nco_core::select::SelectArgs;
+use nco_core::target::{Output, Target};
 use nco_core::types::Values;
 use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
@@ -135,26 +136,8 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return Ok(());
     };
     let concat = prog == "ncecat";
-    if concat && cli.op.is_some() {
-        // NCO 5.1.4's ncecat has no -y (it stops with a usage error); ours took it and
-        // did nothing with it.
-        return Err(Error::option(
-            "-y",
-            "ncecat concatenates and computes no statistic (use nces -y)",
-        ));
-    }
-    if concat && (cli.weights.is_some() || cli.numerator) {
-        let o = if cli.numerator { "-N" } else { "-w" };
-        return Err(Error::option(
-            o,
-            "ncecat concatenates and computes no statistic",
-        ));
-    }
-    if concat && cli.inputs.climatology.is_some() {
-        return Err(Error::option(
-            "--cb",
-            "climatology bounds are for ncra, ncrcat and nces, not ncecat",
-        ));
+    if concat {
+        refuse_statistics(&cli)?;
     }
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
@@ -189,41 +172,38 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         numerator: cli.numerator,
     };
     if concat {
-        // ncecat: every existing record dimension becomes fixed.
-        let rec_change = RecordChange {
-            fix: Some("all".into()),
-            make: None,
-        };
-        let mut meta = target
-            .plan_selection(first, &vars, &sel, &rec_change, &sel_args)?
-            .meta;
-        let stacked = members.stack(&cli, &mut meta)?;
-        let mut out = Output::create(&target, meta)?;
-        members.write_stacked(&stacked, &mut out)?;
-        return out.commit();
+        members.concatenate(&cli, &target, &sel_args)
+    } else {
+        members.reduce(&cli, op, &target, &sel_args)
     }
-    let mut meta = target
-        .plan_selection(first, &vars, &sel, &RecordChange::default(), &sel_args)?
-        .meta;
-    let procs = members.arithmetic(cli.arith.hdf_upk, &mut meta);
-    // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
-    let append = cli.std.common.append;
-    let climo = cli
-        .inputs
-        .climatology(prog, append, first, &mut meta, sets.len(), None)?;
-    // Results that do not fit an integer output become its fill value, declared in the
-    // header (the output is written again when a variable had none).
-    let out = arith::write_declaring_fills(prog, |declare| {
-        let mut meta = meta.clone();
-        arith::declare_fills(&mut meta, declare);
-        let mut out = Output::create(&target, meta.clone())?;
-        let unfit = members.write_statistics(op, &procs, &meta, &mut out)?;
-        if let Some(c) = &climo {
-            out.write_climatology(c)?;
-        }
-        Ok((out, meta, unfit))
-    })?;
-    out.commit()
+}
+
+/// ncecat's refusal of the options of a statistic (`-y`, `-w`, `-N`, `--cb`).
+///
+/// Errors: the option given, named.
+fn refuse_statistics(cli: &Cli) -> Result<()> {
+    if cli.op.is_some() {
+        // NCO 5.1.4's ncecat has no -y (it stops with a usage error); ours took it and
+        // did nothing with it.
+        return Err(Error::option(
+            "-y",
+            "ncecat concatenates and computes no statistic (use nces -y)",
+        ));
+    }
+    if cli.weights.is_some() || cli.numerator {
+        let o = if cli.numerator { "-N" } else { "-w" };
+        return Err(Error::option(
+            o,
+            "ncecat concatenates and computes no statistic",
+        ));
+    }
+    if cli.inputs.climatology.is_some() {
+        return Err(Error::option(
+            "--cb",
+            "climatology bounds are for ncra, ncrcat and nces, not ncecat",
+        ));
+    }
+    Ok(())
 }
 
 /// The members of one run (the first one's variables `vars` under `sel`).
@@ -239,6 +219,61 @@ struct Members<'a> {
 }
 
 impl Members<'_> {
+    /// ncecat: the members stacked along a new record dimension into `target` (every
+    /// existing record dimension becomes fixed), committed.
+    ///
+    /// Errors: planning, reading and writing failures (named).
+    fn concatenate(&self, cli: &Cli, target: &Target, sel_args: &SelectArgs) -> Result<()> {
+        let first = self.sets[0].meta();
+        let rec_change = RecordChange {
+            fix: Some("all".into()),
+            make: None,
+        };
+        let mut meta = target
+            .plan_selection(first, self.vars, self.sel, &rec_change, sel_args)?
+            .meta;
+        let stacked = self.stack(cli, &mut meta)?;
+        let mut out = Output::create(target, meta)?;
+        self.write_stacked(&stacked, &mut out)?;
+        out.commit()
+    }
+
+    /// nces: statistic `op` over the members into `target` (with `--cb`'s climatology
+    /// bounds), committed. Results that do not fit an integer output become its fill
+    /// value, declared in the header (the output is written again when a variable had
+    /// none).
+    ///
+    /// Errors: planning, reading and writing failures (named).
+    fn reduce(&self, cli: &Cli, op: Op, target: &Target, sel_args: &SelectArgs) -> Result<()> {
+        let first = self.sets[0].meta();
+        let mut meta = target
+            .plan_selection(
+                first,
+                self.vars,
+                self.sel,
+                &RecordChange::default(),
+                sel_args,
+            )?
+            .meta;
+        let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
+        // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
+        let append = cli.std.common.append;
+        let climo =
+            cli.inputs
+                .climatology(self.prog, append, first, &mut meta, self.sets.len(), None)?;
+        let out = arith::write_declaring_fills(self.prog, |declare| {
+            let mut meta = meta.clone();
+            arith::declare_fills(&mut meta, declare);
+            let mut out = Output::create(target, meta.clone())?;
+            let unfit = self.write_statistics(op, &procs, &meta, &mut out)?;
+            if let Some(c) = &climo {
+                out.write_climatology(c)?;
+            }
+            Ok((out, meta, unfit))
+        })?;
+        out.commit()
+    }
+
     /// ncecat's output definitions: the new leading record dimension (`-u`, `record`
     /// by default) added to every variable except coordinate-like ones; without the
     /// first file's global attributes with `-M`. Returns which variables are stacked.

@@ -4,7 +4,7 @@
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hdf5_reader::storage::{Storage, StorageBuffer};
 
@@ -43,7 +43,16 @@ pub struct File {
     file: Arc<fs::File>,
     len: u64,
     h5: hdf5_reader::Hdf5File,
+    /// Filtered chunks decoded for reads that needed only part of them, most recent
+    /// last, so that reads of a chunk piece by piece (streaming operators whose units
+    /// are smaller than the chunks) inflate it once.
+    decoded: Mutex<Vec<(u64, Arc<[u8]>)>>,
 }
+
+/// Bytes of decoded chunks a file keeps for reads of parts of chunks (the most recent
+/// chunk is kept whatever its size). Per input file: a streaming operator reads one
+/// chunk row of each input at a time.
+pub const DECODED_CHUNK_BYTES: usize = 16 << 20;
 
 impl File {
     /// Open `path` and parse its superblock (no dataset is read yet).
@@ -70,6 +79,7 @@ impl File {
             file,
             len,
             h5,
+            decoded: Mutex::new(Vec::new()),
         })
     }
 
@@ -99,6 +109,30 @@ impl File {
     /// The open file, for positioned reads.
     pub fn handle(&self) -> &fs::File {
         &self.file
+    }
+
+    /// The decoded bytes of the chunk stored at file offset `addr`, when a read of
+    /// part of it kept them ([`File::keep_decoded`]).
+    pub fn decoded(&self, addr: u64) -> Option<Arc<[u8]>> {
+        let mut d = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
+        let at = d.iter().position(|(a, _)| *a == addr)?;
+        let e = d.remove(at);
+        let bytes = e.1.clone();
+        d.push(e);
+        Some(bytes)
+    }
+
+    /// Keep the decoded bytes of the chunk stored at `addr` (its whole decoded size)
+    /// for later reads of other parts of it, forgetting the least recent chunks
+    /// beyond [`DECODED_CHUNK_BYTES`].
+    pub fn keep_decoded(&self, addr: u64, bytes: &[u8]) {
+        let mut d = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
+        d.retain(|(a, _)| *a != addr);
+        d.push((addr, Arc::from(bytes)));
+        let mut total: usize = d.iter().map(|(_, b)| b.len()).sum();
+        while d.len() > 1 && total > DECODED_CHUNK_BYTES {
+            total -= d.remove(0).1.len();
+        }
     }
 
     /// The storage and chunk index of dataset `path` (`/name`, `/group/name`); see

@@ -218,8 +218,14 @@ pub fn read_sel(
                 let whole =
                     unsafe { std::slice::from_raw_parts_mut(dst.0.add(at), v.chunk_bytes()) };
                 decode_chunk(v, file, loc, s, Some(whole))?;
+            } else if let Some(bytes) = file.decoded(loc.addr).filter(|_| loc.allocated()) {
+                plan.scatter(&gs, Some(&bytes), pad, dst);
             } else {
                 let bytes = decode_chunk(v, file, loc, s, None)?;
+                // Inflated chunks are kept for the reads of their other parts.
+                if loc.allocated() && active(v, loc.mask).next().is_some() {
+                    file.keep_decoded(loc.addr, bytes);
+                }
                 plan.scatter(&gs, Some(bytes), pad, dst);
             }
             Ok(())

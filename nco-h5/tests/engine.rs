@@ -261,3 +261,51 @@ fn several_datasets_written_in_one_parallel_batch_read_back() {
         .unwrap();
     assert_eq!(back, bv);
 }
+
+#[test]
+fn chunks_read_in_parts_come_from_the_decoded_chunks_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    let file = nco_h5::File::open(path).unwrap();
+    let v = file.var("/v").unwrap();
+    // Row by row along y within chunk rows of 4 (the way a streaming operator with
+    // units smaller than a chunk reads), every record, twice: the second pass reads
+    // from the decoded chunks the first one kept, and both equal libnetcdf.
+    for pass in 0..2 {
+        for t in 0..5u64 {
+            for y in 0..7u64 {
+                let mut out = vec![0u8; 9 * 4];
+                read_slab(&v, &file, &[t, y, 0], &[1, 1, 9], &mut out).unwrap();
+                let want = lib_read(path, "v", &[t as usize, y as usize, 0], &[1, 1, 9], 4);
+                assert_eq!(out, want, "pass {pass} t {t} y {y}");
+            }
+        }
+    }
+    // A chunk kept is found by its file offset, and is the decoded chunk.
+    let loc = v.locs[0];
+    let kept = file.decoded(loc.addr).expect("chunk 0 was read in parts");
+    assert_eq!(kept.len(), v.chunk_bytes());
+}
+
+#[test]
+fn decoded_chunks_are_forgotten_least_recent_first_beyond_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    let file = nco_h5::File::open(path).unwrap();
+    let big = nco_h5::file::DECODED_CHUNK_BYTES / 2 + 1;
+    file.keep_decoded(1, &vec![1u8; big]);
+    file.keep_decoded(2, &vec![2u8; big]);
+    // Both do not fit: the least recent went.
+    assert!(file.decoded(1).is_none());
+    assert_eq!(file.decoded(2).unwrap()[0], 2);
+    // The most recent is kept whatever its size; a use makes a chunk the most recent.
+    file.keep_decoded(3, &[3u8; 8]);
+    assert!(file.decoded(2).is_some());
+    file.keep_decoded(4, &vec![4u8; 2 * nco_h5::file::DECODED_CHUNK_BYTES]);
+    assert!(file.decoded(4).is_some());
+    assert!(file.decoded(2).is_none() && file.decoded(3).is_none());
+}

@@ -330,17 +330,7 @@ impl Ra<'_> {
         let rec = multifile::record_dim(sets, self.prog)?;
         let rec_name = first.dims[rec].name.clone();
         multifile::check_record_dims(sets, &rec_name)?;
-        let mut picks = multifile::pick_records_in(sets, specs, &rec_name, cli.std.slab.fortran)?;
-        // --mro without sub-cycles: every selected record is an output record (NCO
-        // 5.1.4, with or without -d).
-        let grouped = specs
-            .iter()
-            .any(|s| s.dim == rec_name && s.subcycle.is_some_and(|n| n > 1));
-        if cli.mro && !grouped {
-            for (i, p) in picks.iter_mut().enumerate() {
-                p.group = i;
-            }
-        }
+        let (picks, groups) = self.record_picks(specs, &rec_name)?;
         let times = multifile::TimeAlign::of(sets, &rec_name)?;
         let fixed_specs: Vec<_> = specs
             .iter()
@@ -362,16 +352,6 @@ impl Ra<'_> {
         multifile::check_fixed_dims(sets, &vars)?;
         let weights = self.weights()?;
         multifile::check_record_vars(sets, &vars)?;
-        // An interleave makes one output record per interleaved group, --mro or not
-        // (NCO manual, "Interleave"; NCO 5.1.4 measured).
-        let interleaved = specs
-            .iter()
-            .any(|s| s.dim == rec_name && s.interleave.is_some_and(|n| n > 1));
-        let groups = if cli.mro || interleaved {
-            picks.iter().map(|p| p.group).max().unwrap_or(0) + 1
-        } else {
-            1
-        };
         let out_records = if self.concat { picks.len() } else { groups };
         // Output definitions: the first file's variables, record dimension resized
         // (after the chunk sizes were chosen, as NCO chooses them, from the first
@@ -384,42 +364,8 @@ impl Ra<'_> {
         }
         times.promote(first, &mut meta);
         let procs = self.arithmetic(&vars, &rec_name, &times, &mut meta);
-        // --cb: each variable's statistic names it in cell_methods; ncrcat's records are
-        // means too (ncclimo's diurnal path), NCO rewrites them the same way.
-        let stat = |o: usize| {
-            let v = vars.get(o).copied().unwrap_or(0);
-            arith::reduction(first, v, self.op, arith::Reducer::Ncra)
-                .op
-                .cell_method()
-        };
-        let mean = |_: usize| "mean";
-        let over: Option<&dyn Fn(usize) -> &'static str> = match (self.concat, cli.no_cell_methods)
-        {
-            (_, true) => None,
-            (true, false) => Some(&mean),
-            (false, false) => Some(&stat),
-        };
-        let appending = cli.rec_apn || cli.std.common.append;
-        let climo =
-            cli.inputs
-                .climatology(self.prog, appending, first, &mut meta, sets.len(), over)?;
-        // --rec_apn: the existing output's records come first.
-        // The output is locked before it is read, so a concurrent --rec_apn into the
-        // same file waits for this one instead of losing its records.
-        let (lock, appended) = match cli.rec_apn && Path::new(&target.path).exists() {
-            true => {
-                let lock = output::UpdateLock::acquire(&target.path, self.prog)?;
-                let old = Dataset::open(&target.path)?;
-                // Its records are matched by short name (issue 17).
-                let what = format!("{} --rec_apn", self.prog);
-                groups::refuse_subgroups(&what, &target.path, old.meta())?;
-                for (f, ds) in self.inputs.files.iter().zip(sets) {
-                    groups::refuse_subgroups(&what, f, ds.meta())?;
-                }
-                (Some(lock), Some(old))
-            }
-            false => (None, None),
-        };
+        let climo = self.climatology(&vars, &mut meta)?;
+        let (lock, appended) = self.open_appended(&target)?;
         let base_records = appended.as_ref().map_or(0, |a| {
             let m = a.meta();
             m.record_dim().map_or(0, |d| m.dims[d].len)
@@ -448,6 +394,93 @@ impl Ra<'_> {
             times,
             climo,
         })
+    }
+
+    /// The records `specs` pick along the record dimension `rec_name` across the inputs,
+    /// each with its output group, and the number of groups (output records of ncra).
+    /// `--mro` without sub-cycles makes every selected record an output record (NCO
+    /// 5.1.4, with or without `-d`); an interleave makes one output record per
+    /// interleaved group, `--mro` or not (NCO manual, "Interleave"; NCO 5.1.4
+    /// measured); otherwise ncra writes one record.
+    ///
+    /// Errors: as [`multifile::pick_records_in`].
+    fn record_picks(
+        &self,
+        specs: &[HyperslabSpec],
+        rec_name: &str,
+    ) -> Result<(Vec<multifile::RecordPick>, usize)> {
+        let cli = self.cli;
+        let mut picks =
+            multifile::pick_records_in(self.sets, specs, rec_name, cli.std.slab.fortran)?;
+        let on_rec =
+            |f: fn(&HyperslabSpec) -> bool| specs.iter().any(|s| s.dim == rec_name && f(s));
+        let grouped = on_rec(|s| s.subcycle.is_some_and(|n| n > 1));
+        if cli.mro && !grouped {
+            for (i, p) in picks.iter_mut().enumerate() {
+                p.group = i;
+            }
+        }
+        let interleaved = on_rec(|s| s.interleave.is_some_and(|n| n > 1));
+        let groups = if cli.mro || interleaved {
+            picks.iter().map(|p| p.group).max().unwrap_or(0) + 1
+        } else {
+            1
+        };
+        Ok((picks, groups))
+    }
+
+    /// `--cb`: the climatology bounds of the output `meta` (of the first input's
+    /// variables `vars`); each variable's statistic names it in `cell_methods`, and
+    /// ncrcat's records are means too (ncclimo's diurnal path; NCO rewrites them the
+    /// same way).
+    ///
+    /// Errors: as [`cli::InputArgs::climatology`].
+    fn climatology(
+        &self,
+        vars: &[usize],
+        meta: &mut Meta,
+    ) -> Result<Option<climatology::Climatology>> {
+        let (cli, first) = (self.cli, self.sets[0].meta());
+        let stat = |o: usize| {
+            let v = vars.get(o).copied().unwrap_or(0);
+            arith::reduction(first, v, self.op, arith::Reducer::Ncra)
+                .op
+                .cell_method()
+        };
+        let mean = |_: usize| "mean";
+        let over: Option<&dyn Fn(usize) -> &'static str> = match (self.concat, cli.no_cell_methods)
+        {
+            (_, true) => None,
+            (true, false) => Some(&mean),
+            (false, false) => Some(&stat),
+        };
+        let appending = cli.rec_apn || cli.std.common.append;
+        cli.inputs
+            .climatology(self.prog, appending, first, meta, self.sets.len(), over)
+    }
+
+    /// `--rec_apn` into an existing output: its lock and the output opened (its
+    /// records come first). The output is locked before it is read, so a concurrent
+    /// `--rec_apn` into the same file waits for this one instead of losing its records.
+    /// `(None, None)` otherwise.
+    ///
+    /// Errors: the lock or the open fails; the output or an input has subgroups (their
+    /// records would be matched by short name), naming the file.
+    fn open_appended(
+        &self,
+        target: &Target,
+    ) -> Result<(Option<output::UpdateLock>, Option<Dataset>)> {
+        if !(self.cli.rec_apn && Path::new(&target.path).exists()) {
+            return Ok((None, None));
+        }
+        let lock = output::UpdateLock::acquire(&target.path, self.prog)?;
+        let old = Dataset::open(&target.path)?;
+        let what = format!("{} --rec_apn", self.prog);
+        groups::refuse_subgroups(&what, &target.path, old.meta())?;
+        for (f, ds) in self.inputs.files.iter().zip(self.sets) {
+            groups::refuse_subgroups(&what, f, ds.meta())?;
+        }
+        Ok((Some(lock), Some(old)))
     }
 
     /// The `-w` weights: numbers, one per input, or a weight variable.

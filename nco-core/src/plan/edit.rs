@@ -61,6 +61,8 @@ pub enum Written {
     NewFile,
 }
 
+// One value per run: the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Source {
     Classic(classic::Reader),
     Other(Dataset),
