@@ -43,7 +43,7 @@ pub struct File {
     file: Arc<fs::File>,
     len: u64,
     h5: hdf5_reader::Hdf5File,
-    /// Filtered chunks decoded for reads that needed only part of them, most recent
+    /// Chunks decoded for reads that needed only part of them, most recent
     /// last, so that reads of a chunk piece by piece (streaming operators whose units
     /// are smaller than the chunks) inflate it once.
     decoded: Mutex<Vec<(u64, Arc<[u8]>)>>,

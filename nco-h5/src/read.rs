@@ -222,8 +222,9 @@ pub fn read_sel(
                 plan.scatter(&gs, Some(&bytes), pad, dst);
             } else {
                 let bytes = decode_chunk(v, file, loc, s, None)?;
-                // Inflated chunks are kept for the reads of their other parts.
-                if loc.allocated() && active(v, loc.mask).next().is_some() {
+                // Kept for the reads of its other parts (each would inflate or read
+                // the whole chunk again).
+                if loc.allocated() {
                     file.keep_decoded(loc.addr, bytes);
                 }
                 plan.scatter(&gs, Some(bytes), pad, dst);
