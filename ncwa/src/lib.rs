@@ -20,7 +20,7 @@ use nco_core::hyperslab::Selection;
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
 use nco_core::model::{Meta, Var};
 use nco_core::rules::mask::{Cmp, MaskExpr};
-use nco_core::target::Output;
+use nco_core::target::{Output, Target};
 use nco_core::types::Values;
 use nco_core::{Error, Result};
 
@@ -188,36 +188,54 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         no_coord_weight: cli.no_coord_weight,
         normalize: !cli.numerator,
     };
-    let (mut out, jobs) = define(&cli, &r, &vars, &target)?;
-    // Compute in parallel over variables.
-    let results: Vec<Result<Option<(Values, Var)>>> = jobs
-        .into_par_iter()
-        .map(|job| match job {
-            Job::Copy => Ok(None),
-            Job::Reduce { mut pv } => {
-                let vals = r.reduce(prog, &mut pv)?;
-                Ok(Some((vals, pv.out)))
+    let (out, jobs) = define(&cli, &r, &vars, &target)?;
+    r.write(prog, &vars, jobs, out, &target)
+}
+
+impl Reduction<'_> {
+    /// Compute the reduced variables of `jobs` (in parallel over variables) and write
+    /// them, with the variables copied unchanged, into the output `out` defines
+    /// (positions as `vars`, the input's variables), committed to `target`.
+    ///
+    /// Errors: reduction, read and write failures (named).
+    fn write(
+        &self,
+        prog: &str,
+        vars: &[usize],
+        jobs: Vec<Job>,
+        mut out: Meta,
+        target: &Target,
+    ) -> Result<()> {
+        let r = self;
+        let results: Vec<Result<Option<(Values, Var)>>> = jobs
+            .into_par_iter()
+            .map(|job| match job {
+                Job::Copy => Ok(None),
+                Job::Reduce { mut pv } => {
+                    let vals = r.reduce(prog, &mut pv)?;
+                    Ok(Some((vals, pv.out)))
+                }
+            })
+            .collect();
+        let mut computed: Vec<Option<Values>> = vec![None; out.vars.len()];
+        for (o, res) in results.into_iter().enumerate() {
+            if let Some((vals, var)) = res? {
+                out.vars[o] = var;
+                computed[o] = Some(vals);
             }
-        })
-        .collect();
-    let mut computed: Vec<Option<Values>> = vec![None; out.vars.len()];
-    for (o, res) in results.into_iter().enumerate() {
-        if let Some((vals, var)) = res? {
-            out.vars[o] = var;
-            computed[o] = Some(vals);
         }
-    }
-    // `coordinates` attributes name only variables the output has (CF 5: a `-v`
-    // subset drops the auxiliary coordinates they name).
-    nco_core::select::prune_coordinates(&mut out);
-    let mut file = Output::create(&target, out)?;
-    for (o, v) in vars.iter().enumerate() {
-        match &computed[o] {
-            Some(vals) => file.write(o, 0, vals)?,
-            None => file.copy_unchanged(&ds, *v, &sel, o)?,
+        // `coordinates` attributes name only variables the output has (CF 5: a `-v`
+        // subset drops the auxiliary coordinates they name).
+        nco_core::select::prune_coordinates(&mut out);
+        let mut file = Output::create(target, out)?;
+        for (o, v) in vars.iter().enumerate() {
+            match &computed[o] {
+                Some(vals) => file.write(o, 0, vals)?,
+                None => file.copy_unchanged(r.ds, *v, r.sel, o)?,
+            }
         }
+        file.commit()
     }
-    file.commit()
 }
 
 /// The mask test of `-B`, or of `-m` with `-M` and `-T`: (mask variable, test).
@@ -307,7 +325,7 @@ fn define(
     cli: &Cli,
     r: &Reduction<'_>,
     vars: &[usize],
-    target: &nco_core::target::Target,
+    target: &Target,
 ) -> Result<(Meta, Vec<Job>)> {
     let (meta, sel, avg_dims) = (r.ds.meta(), r.sel, r.avg_dims);
     let rec = nco_core::extract::RecordChange::default();
