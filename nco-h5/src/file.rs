@@ -4,6 +4,7 @@
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdf5_reader::storage::{Storage, StorageBuffer};
@@ -43,16 +44,88 @@ pub struct File {
     file: Arc<fs::File>,
     len: u64,
     h5: hdf5_reader::Hdf5File,
-    /// Chunks decoded for reads that needed only part of them, most recent
-    /// last, so that reads of a chunk piece by piece (streaming operators whose units
-    /// are smaller than the chunks) inflate it once.
-    decoded: Mutex<Vec<(u64, Arc<[u8]>)>>,
+    /// This open file's number among the files opened by the process (the key of its
+    /// chunks in [`DECODED`]).
+    id: u64,
 }
 
-/// Bytes of decoded chunks a file keeps for reads of parts of chunks (the most recent
-/// chunk is kept whatever its size). Per input file: a streaming operator reads one
-/// chunk row of each input at a time.
-pub const DECODED_CHUNK_BYTES: usize = 16 << 20;
+/// Bytes of decoded chunks the process keeps for reads of parts of chunks, over all
+/// open files (the most recent chunk is kept whatever its size): a streaming operator
+/// reads a chunk row of each of a few inputs at a time (nces: one per member), and a
+/// run over thousands of files keeps no more than this.
+pub const DECODED_CHUNK_BYTES: usize = 48 << 20;
+
+/// Chunks decoded for reads that needed only part of them, so that a chunk read piece
+/// by piece (streaming operators whose units are smaller than the chunks) is inflated
+/// once: the process's, over all open files, within [`DECODED_CHUNK_BYTES`].
+static DECODED: Mutex<DecodedChunks> = Mutex::new(DecodedChunks::new(DECODED_CHUNK_BYTES));
+
+/// Files opened so far (their ids).
+static OPENED: AtomicU64 = AtomicU64::new(0);
+
+/// Decoded chunks by (file id, file offset), least recently used first, forgotten in
+/// that order beyond a budget of bytes (the most recent always kept).
+pub struct DecodedChunks {
+    budget: usize,
+    bytes: usize,
+    entries: Vec<((u64, u64), Arc<[u8]>)>,
+}
+
+impl DecodedChunks {
+    /// An empty store keeping up to `budget` bytes.
+    pub const fn new(budget: usize) -> DecodedChunks {
+        DecodedChunks {
+            budget,
+            bytes: 0,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The chunk under `key`, which becomes the most recently used.
+    pub fn get(&mut self, key: (u64, u64)) -> Option<Arc<[u8]>> {
+        let at = self.entries.iter().position(|(k, _)| *k == key)?;
+        let e = self.entries.remove(at);
+        let bytes = e.1.clone();
+        self.entries.push(e);
+        Some(bytes)
+    }
+
+    /// Keep `bytes` under `key` as the most recent, forgetting the least recent chunks
+    /// beyond the budget.
+    pub fn put(&mut self, key: (u64, u64), bytes: &[u8]) {
+        self.remove(|k| k == key);
+        self.bytes += bytes.len();
+        self.entries.push((key, Arc::from(bytes)));
+        while self.entries.len() > 1 && self.bytes > self.budget {
+            self.bytes -= self.entries.remove(0).1.len();
+        }
+    }
+
+    /// Forget the chunks whose key `gone` picks.
+    pub fn remove(&mut self, gone: impl Fn((u64, u64)) -> bool) {
+        let mut freed = 0;
+        self.entries.retain(|(k, b)| {
+            let keep = !gone(*k);
+            if !keep {
+                freed += b.len();
+            }
+            keep
+        });
+        self.bytes -= freed;
+    }
+}
+
+fn decoded_chunks() -> std::sync::MutexGuard<'static, DecodedChunks> {
+    DECODED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Drop for File {
+    /// A closed file's decoded chunks are forgotten.
+    fn drop(&mut self) {
+        let id = self.id;
+        decoded_chunks().remove(|(f, _)| f == id);
+    }
+}
 
 impl File {
     /// Open `path` and parse its superblock (no dataset is read yet).
@@ -79,7 +152,7 @@ impl File {
             file,
             len,
             h5,
-            decoded: Mutex::new(Vec::new()),
+            id: OPENED.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -111,33 +184,51 @@ impl File {
         &self.file
     }
 
-    /// The decoded bytes of the chunk stored at file offset `addr`, when a read of
-    /// part of it kept them ([`File::keep_decoded`]).
+    /// The decoded bytes of this file's chunk stored at file offset `addr`, when a
+    /// read of part of it kept them ([`File::keep_decoded`]) and they were not
+    /// forgotten since.
     pub fn decoded(&self, addr: u64) -> Option<Arc<[u8]>> {
-        let mut d = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
-        let at = d.iter().position(|(a, _)| *a == addr)?;
-        let e = d.remove(at);
-        let bytes = e.1.clone();
-        d.push(e);
-        Some(bytes)
+        decoded_chunks().get((self.id, addr))
     }
 
-    /// Keep the decoded bytes of the chunk stored at `addr` (its whole decoded size)
-    /// for later reads of other parts of it, forgetting the least recent chunks
-    /// beyond [`DECODED_CHUNK_BYTES`].
+    /// Keep the decoded bytes of this file's chunk stored at `addr` (its whole decoded
+    /// size) for later reads of other parts of it, within the process's
+    /// [`DECODED_CHUNK_BYTES`] (until the file is closed).
     pub fn keep_decoded(&self, addr: u64, bytes: &[u8]) {
-        let mut d = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
-        d.retain(|(a, _)| *a != addr);
-        d.push((addr, Arc::from(bytes)));
-        let mut total: usize = d.iter().map(|(_, b)| b.len()).sum();
-        while d.len() > 1 && total > DECODED_CHUNK_BYTES {
-            total -= d.remove(0).1.len();
-        }
+        decoded_chunks().put((self.id, addr), bytes);
     }
 
     /// The storage and chunk index of dataset `path` (`/name`, `/group/name`); see
     /// [`crate::layout::describe`] for the errors.
     pub fn var(&self, path: &str) -> Result<VarIndex> {
         crate::layout::describe(&self.h5, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoded_chunks_are_forgotten_least_recent_first_beyond_the_budget() {
+        let mut d = DecodedChunks::new(100);
+        d.put((0, 1), &[1; 51]);
+        d.put((0, 2), &[2; 51]);
+        // Both do not fit: the least recent went.
+        assert!(d.get((0, 1)).is_none());
+        assert_eq!(d.get((0, 2)).unwrap()[0], 2);
+        // Another file's chunk at the same offset is another chunk.
+        d.put((1, 2), &[3; 8]);
+        assert_eq!(d.get((1, 2)).unwrap()[0], 3);
+        // A use makes a chunk the most recent; the most recent stays whatever its size.
+        assert!(d.get((0, 2)).is_some());
+        d.put((0, 4), &[4; 200]);
+        assert!(d.get((0, 4)).is_some());
+        assert!(d.get((0, 2)).is_none() && d.get((1, 2)).is_none());
+        // A closed file's chunks go.
+        d.put((5, 1), &[5; 10]);
+        d.remove(|(f, _)| f == 5);
+        assert!(d.get((5, 1)).is_none());
+        assert_eq!(d.bytes, 0);
     }
 }

@@ -222,9 +222,9 @@ pub fn read_sel(
                 plan.scatter(&gs, Some(&bytes), pad, dst);
             } else {
                 let bytes = decode_chunk(v, file, loc, s, None)?;
-                // Kept for the reads of its other parts (each would inflate or read
-                // the whole chunk again).
-                if loc.allocated() {
+                // Kept for the reads of its next rows (each would inflate or read the
+                // whole chunk again).
+                if loc.allocated() && plan.continues(&gs) {
                     file.keep_decoded(loc.addr, bytes);
                 }
                 plan.scatter(&gs, Some(bytes), pad, dst);
@@ -249,6 +249,29 @@ struct Plan<'a> {
 }
 
 impl Plan<'_> {
+    /// Whether a read of the part `gs` of a chunk looks like one of a stream of reads
+    /// through the chunk by rows: every element of the chunk's extent along each
+    /// dimension but the first, and rows along the first that stop before the chunk's
+    /// last (streaming operators read their next unit from the rows after). A point or
+    /// a column of each chunk (a station from many files) is not.
+    fn continues(&self, gs: &[&Group]) -> bool {
+        let v = self.v;
+        let extent = |k: usize| {
+            let c = v.chunk[k];
+            c.min(v.shape[k] - gs[k].chunk * c) as usize
+        };
+        let last_row = gs[0].pos.iter().map(|&(_, o)| o).max().unwrap_or(0);
+        if last_row + 1 >= extent(0) {
+            return false;
+        }
+        (1..gs.len()).all(|k| {
+            let mut seen: Vec<usize> = gs[k].pos.iter().map(|&(_, o)| o).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() == extent(k)
+        })
+    }
+
     /// The output byte offset where chunk `gs` lands whole and in order (its decoded
     /// bytes are one run of the output), if it does.
     fn whole(&self, gs: &[&Group]) -> Option<usize> {
