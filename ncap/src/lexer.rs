@@ -144,19 +144,22 @@ pub fn lex(src: &str) -> Result<Vec<Token>> {
                     None => return Err(syntax(line, col, "unterminated string")),
                     Some(b'"') => break,
                     Some(b'\\') => {
-                        let e = b.get(j + 1).copied().unwrap_or(b'\\');
+                        // The escaped character, whole (it may be multi-byte UTF-8).
+                        let Some(e) = src[j + 1..].chars().next() else {
+                            return Err(syntax(line, col, "unterminated string"));
+                        };
                         s.push(match e {
-                            b'n' => '\n',
-                            b't' => '\t',
-                            b'0' => '\0',
-                            b'r' => '\r',
-                            b'a' => '\x07',
-                            b'b' => '\x08',
-                            b'f' => '\x0c',
-                            b'v' => '\x0b',
-                            other => other as char,
+                            'n' => '\n',
+                            't' => '\t',
+                            '0' => '\0',
+                            'r' => '\r',
+                            'a' => '\x07',
+                            'b' => '\x08',
+                            'f' => '\x0c',
+                            'v' => '\x0b',
+                            other => other,
                         });
-                        j += 2;
+                        j += 1 + e.len_utf8();
                     }
                     Some(_) => {
                         // Keep multi-byte UTF-8 intact.
@@ -341,6 +344,17 @@ mod tests {
 
     fn toks(s: &str) -> Vec<Tok> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn escapes_of_multi_byte_characters_keep_them_whole() {
+        // Found by fuzzing: a backslash before a multi-byte character split it (panic).
+        assert_eq!(
+            toks("s=\"a\\\u{d9}b\\\\\";")[2],
+            Tok::Str("a\u{d9}b\\".into())
+        );
+        assert!(lex("s=\"a\\").is_err());
+        assert!(lex("s=\"\\\u{d9}").is_err());
     }
 
     #[test]
