@@ -22,11 +22,19 @@ use crate::lexer::{lex, syntax, Tok, Token};
 /// How deep `#include`s may nest (a file including itself stops there).
 const MAX_INCLUDE_DEPTH: usize = 32;
 
+/// Deepest nesting of statements and expressions (blocks, parentheses, prefix
+/// operators, chained assignments and powers, each level counted) the parser takes: a
+/// script nested deeper is an error, not a stack overflow (found by fuzzing: 400
+/// parentheses). Scripts people write stay far below.
+const MAX_NESTING: usize = 192;
+
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
     piece: Arc<str>,
     depth: usize,
+    /// Statement and expression levels open now (at most [`MAX_NESTING`]).
+    nest: usize,
     /// Folders searched for a relative `#include` name not in the current folder
     /// (`NCO_PATH`, read by the CLI layer: `nco_core::cli::env::include_path`).
     include_path: Arc<[PathBuf]>,
@@ -58,6 +66,7 @@ fn parse_at(
         pos: 0,
         piece: Arc::from(piece),
         depth,
+        nest: 0,
         include_path: include_path.clone(),
     };
     let mut out = Vec::new();
@@ -203,9 +212,25 @@ impl Parser {
     }
 
     fn stmt(&mut self) -> Result<Stmt> {
-        let pos = self.here();
-        let kind = self.stmt_kind()?;
-        Ok(Stmt { kind, pos })
+        self.nested(|p| {
+            let pos = p.here();
+            let kind = p.stmt_kind()?;
+            Ok(Stmt { kind, pos })
+        })
+    }
+
+    /// `f` one level deeper, refused past [`MAX_NESTING`] levels.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.nest >= MAX_NESTING {
+            return Err(self.err(&format!(
+                "a script nested less deeply (at most {MAX_NESTING} levels of blocks, \
+                 parentheses and operators)"
+            )));
+        }
+        self.nest += 1;
+        let r = f(self);
+        self.nest -= 1;
+        r
     }
 
     fn paren_expr(&mut self) -> Result<Expr> {
@@ -304,6 +329,10 @@ impl Parser {
 
     /// `lhs op= expr` (right to left) or a conditional expression.
     fn assignment(&mut self) -> Result<Expr> {
+        self.nested(Self::assignment_here)
+    }
+
+    fn assignment_here(&mut self) -> Result<Expr> {
         let start = self.pos;
         let e = self.ternary()?;
         let op = match self.peek() {
@@ -367,6 +396,10 @@ impl Parser {
     /// A power, whose operands may carry prefix operators: NCO's ncap2 binds unary
     /// minus tighter than `^` (`-x^2` is `(-x)^2`, `-2^2` is 4; NCO 5.1.4).
     fn power(&mut self) -> Result<Expr> {
+        self.nested(Self::power_here)
+    }
+
+    fn power_here(&mut self) -> Result<Expr> {
         let base = self.prefixed()?;
         if self.eat("^") {
             let exp = self.power()?;
@@ -376,6 +409,10 @@ impl Parser {
     }
 
     fn prefixed(&mut self) -> Result<Expr> {
+        self.nested(Self::prefixed_here)
+    }
+
+    fn prefixed_here(&mut self) -> Result<Expr> {
         if self.eat("-") {
             let e = self.prefixed()?;
             return Ok(match e {
@@ -768,6 +805,32 @@ mod tests {
             panic!()
         };
         assert_eq!((t.len(), e.len()), (1, 1));
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_an_error_not_a_stack_overflow() {
+        // On a stack of the main thread's size (found by fuzzing: 400 parentheses
+        // overflowed it).
+        let run = || {
+            let ok = format!("a={}1{};", "(".repeat(50), ")".repeat(50));
+            assert!(parse(&ok).is_ok());
+            for deep in [
+                format!("a={}1{};", "(".repeat(5000), ")".repeat(5000)),
+                format!("a={}1;", "-".repeat(5000)),
+                format!("a=2{};", "^2".repeat(5000)),
+                format!("{}a=1;{}", "{".repeat(5000), "}".repeat(5000)),
+                format!("{}1;", "a=".repeat(5000)),
+            ] {
+                let e = parse(&deep).unwrap_err().to_string();
+                assert!(e.contains("nested less deeply"), "{e}");
+            }
+        };
+        std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -220,6 +220,109 @@ impl H5File {
     }
 }
 
+impl H5File {
+    /// Whether the chunks of `src` can be stored into `dst` as they are (no decoding):
+    /// both chunked with the same chunk shape, element, byte order and filter pipeline
+    /// (levels included), the same shape but for an unlimited first dimension, and
+    /// every chunk of `src` written (a chunk never written reads as the fill value,
+    /// which may differ).
+    pub fn can_copy_chunks(dst: &VarIndex, src: &VarIndex) -> bool {
+        !dst.contiguous
+            && !src.contiguous
+            && dst.chunk == src.chunk
+            && dst.elem == src.elem
+            && dst.kind == src.kind
+            && dst.big_endian == src.big_endian
+            && dst.filters == src.filters
+            && dst.shape.len() == src.shape.len()
+            && dst.shape.get(1..) == src.shape.get(1..)
+            && !src.shape.is_empty()
+            && src.locs.iter().all(|l| l.allocated())
+    }
+
+    /// Store every chunk of `src` (a dataset of `file`) into `dst` as it is stored
+    /// there, stored bytes and filter mask, growing `dst` along its first dimension to
+    /// `src`'s length: a copy with no inflate and no deflate. [`H5File::can_copy_chunks`]
+    /// must hold.
+    ///
+    /// Errors: a chunk past the end of `file` ([`Error::Corrupt`]), I/O and HDF5
+    /// failures (named).
+    pub fn copy_chunks(
+        &self,
+        dst: &mut VarIndex,
+        src: &VarIndex,
+        file: &crate::File,
+    ) -> Result<()> {
+        if !Self::can_copy_chunks(dst, src) {
+            return Err(Error::Request(
+                "chunks that cannot be copied as stored".into(),
+            ));
+        }
+        if src.shape[0] > dst.shape[0] {
+            let rowb = src.shape[1..].iter().product::<u64>() as usize * src.elem;
+            self.prepare_rows(dst, 0, src.shape[0] as usize * rowb)?;
+        }
+        let c = cname(&dst.name)?;
+        let grid = src.grid();
+        let rank = grid.len();
+        let file_len = file.len();
+        // Batches of about 64 MiB of stored bytes: read outside the lock, stored under it.
+        let mut at = 0usize;
+        let mut g = vec![0u64; rank];
+        while at < src.locs.len() {
+            let mut end = at;
+            let mut bytes = 0u64;
+            while end < src.locs.len() && (end == at || bytes < 64 << 20) {
+                bytes += src.locs[end].size;
+                end += 1;
+            }
+            let mut bufs = Vec::with_capacity(end - at);
+            for loc in &src.locs[at..end] {
+                if loc.addr.checked_add(loc.size).is_none_or(|e| e > file_len) {
+                    return Err(Error::Corrupt(format!(
+                        "chunk at offset {} of {} bytes is past the end of the file ({file_len} bytes)",
+                        loc.addr, loc.size
+                    )));
+                }
+                let mut buf = vec![0u8; loc.size as usize];
+                std::os::unix::fs::FileExt::read_exact_at(file.handle(), &mut buf, loc.addr)?;
+                bufs.push(buf);
+            }
+            let _g = hdf5_metno_sys::LOCK.lock();
+            crate::index::quiet();
+            // SAFETY: the HDF5 lock is held; the dataset id is checked and closed; each
+            // offset has the dataset's rank and each buffer the length passed.
+            unsafe {
+                let did = h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT);
+                if did < 0 {
+                    return Err(Error::Hdf5("H5Dopen2".into()));
+                }
+                for (loc, buf) in src.locs[at..end].iter().zip(&bufs) {
+                    let off: Vec<u64> = g.iter().zip(&src.chunk).map(|(i, c)| i * c).collect();
+                    clear_errno();
+                    let rc = h5d::H5Dwrite_chunk(
+                        did,
+                        h5p::H5P_DEFAULT,
+                        loc.mask,
+                        off.as_ptr(),
+                        buf.len(),
+                        buf.as_ptr().cast::<c_void>(),
+                    );
+                    if rc < 0 {
+                        let e = storage_error("H5Dwrite_chunk");
+                        h5d::H5Dclose(did);
+                        return Err(e);
+                    }
+                    odometer(&mut g, &grid);
+                }
+                h5d::H5Dclose(did);
+            }
+            at = end;
+        }
+        Ok(())
+    }
+}
+
 /// One row range for [`H5File::write_many`]: rows `first..` of dimension 0 of the
 /// dataset `var` describes, from `data` (native byte order, row-major, whole rows),
 /// already checked and the dataset grown by [`H5File::prepare_rows`].

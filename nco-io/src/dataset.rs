@@ -792,11 +792,18 @@ impl OutFile {
         }
     }
 
-    /// Copy the whole of `src`'s variable `src_var` into `var` unchanged when both files
-    /// are classic and the type and shape agree. Returns false (nothing done) otherwise.
+    /// Copy the whole of `src`'s variable `src_var` into `var` unchanged when the type
+    /// and shape agree and both files are classic, or both netCDF-4 with the same chunks
+    /// and filters (the stored chunks are copied, not decoded and encoded again).
+    /// Returns false (nothing done) otherwise.
     pub fn copy_var_raw(&mut self, var: usize, src: &Dataset, src_var: usize) -> Result<bool> {
         if self.filtered(var) {
             return Ok(false);
+        }
+        if let (Writer::Nc4(h5, _), Reader::Nc4(_, r)) = (&mut self.writer, &src.reader) {
+            // netCDF-4 to netCDF-4 with the same chunks and filters: the chunks as
+            // stored.
+            return h5.copy_var_raw(&self.meta, var, r, src.meta(), src_var);
         }
         let (Writer::Classic(w), Some(r)) = (&mut self.writer, src.classic()) else {
             return Ok(false);

@@ -181,6 +181,16 @@ impl H5Reader {
         })
     }
 
+    /// The engine's storage description of variable `var`, when the engine reads it.
+    ///
+    /// Errors: a damaged header or chunk index (named).
+    pub fn storage(&self, meta: &Meta, var: usize) -> Result<Option<&VarIndex>> {
+        Ok(match self.slot(meta, var)? {
+            Slot::Engine(x) => Some(x),
+            Slot::Lib(_) => None,
+        })
+    }
+
     /// The chunk shape the engine reads variable `var` in, when it reads it.
     pub fn chunk_shape(&self, meta: &Meta, var: usize) -> Option<&[u64]> {
         match self.slot(meta, var).ok()? {
@@ -357,7 +367,10 @@ impl H5Writer {
     /// The engine's record of variable `v`, when the engine writes it: chunked, of a
     /// numeric or character type, with filters we encode.
     fn out_var(h5: &nco_h5::index::H5File, meta: &Meta, v: &Var) -> Option<OutVar> {
-        if v.ty == NcType::Str || v.dims.is_empty() {
+        // Direct writes go by rows of the first dimension: an unlimited dimension after
+        // it (its extent still 0 while records come) is libnetcdf's.
+        let later_unlimited = v.dims.iter().skip(1).any(|&d| meta.dims[d].unlimited);
+        if v.ty == NcType::Str || v.dims.is_empty() || later_unlimited {
             return None;
         }
         let desc = h5
@@ -373,6 +386,48 @@ impl H5Writer {
             bands: Default::default(),
             lib: false,
         })
+    }
+
+    /// Store variable `src_var` of `src` (of metadata `src_meta`) into `var` as its
+    /// chunks are stored there, with no decoding and no encoding, when the engine
+    /// writes `var`, nothing of it was written yet and both have the same chunks,
+    /// filters and shape ([`nco_h5::index::H5File::can_copy_chunks`]). Returns false
+    /// (nothing done) otherwise.
+    ///
+    /// Errors: a damaged input (named with its file and variable), HDF5 failures.
+    pub fn copy_var_raw(
+        &mut self,
+        meta: &Meta,
+        var: usize,
+        src: &H5Reader,
+        src_meta: &Meta,
+        src_var: usize,
+    ) -> Result<bool> {
+        let Some(o) = self.vars[var]
+            .as_mut()
+            .filter(|o| !o.lib && o.bands.is_empty())
+        else {
+            return Ok(false);
+        };
+        let Some(x) = src.storage(src_meta, src_var)? else {
+            return Ok(false);
+        };
+        let (sv, ov) = (&src_meta.vars[src_var], &meta.vars[var]);
+        if sv.ty != ov.ty
+            || src_meta.shape(sv) != meta.shape(ov)
+            || !nco_h5::index::H5File::can_copy_chunks(&o.desc, x)
+        {
+            return Ok(false);
+        }
+        let r = self.h5.copy_chunks(&mut o.desc, x, &src.file);
+        r.map_err(|e| Error::Format {
+            path: src.file.path().display().to_string(),
+            reason: format!("variable {}: {e}", sv.name),
+        })?;
+        // Written whole: a later piece (an append's new records over the copied ones)
+        // writes over it, which libnetcdf does.
+        o.lib = true;
+        Ok(true)
     }
 
     /// Whether the engine writes variable `var`.
