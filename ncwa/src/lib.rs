@@ -467,8 +467,13 @@ impl Reduction<'_> {
             .as_ref()
             .is_some_and(|(w, _)| w.values.iter().any(|v| !v.is_finite()));
         self.ds.read_blocks(pv.id, &idx, BLOCK_BYTES, |pos, x| {
-            if !nan_in && matches!(x, Values::Float(_) | Values::Double(_)) {
-                nan_in = (0..x.len()).any(|i| x.get_f64(i).is_some_and(f64::is_nan));
+            // (Only a weighted mean asks; a typed scan, not one dispatch per value.)
+            if !nan_in && wst.is_some() {
+                nan_in = match &x {
+                    Values::Float(v) => v.iter().any(|f| f.is_nan()),
+                    Values::Double(v) => v.iter().any(|f| f.is_nan()),
+                    _ => false,
+                };
             }
             let mut bshape = shape.clone();
             if let Some(first) = bshape.first_mut() {
