@@ -413,7 +413,17 @@ impl H5Writer {
             return Ok(false);
         };
         let (sv, ov) = (&src_meta.vars[src_var], &meta.vars[var]);
+        // The last chunk row along an unlimited dimension may hold stored bytes past the
+        // extent (a file written without fill): copied, they would become values when
+        // another program adds records. Such a variable is encoded again, its edge
+        // padded with the fill value (found by a break test).
+        let open_edge = ov.dims.first().is_some_and(|&d| meta.dims[d].unlimited)
+            && x.shape
+                .first()
+                .zip(x.chunk.first())
+                .is_some_and(|(n, c)| n % c != 0);
         if sv.ty != ov.ty
+            || open_edge
             || src_meta.shape(sv) != meta.shape(ov)
             || !nco_h5::index::H5File::can_copy_chunks(&o.desc, x)
         {
