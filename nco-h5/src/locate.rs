@@ -33,6 +33,23 @@ impl Loc {
     pub fn allocated(&self) -> bool {
         self.addr != u64::MAX
     }
+
+    /// Check that the stored chunk lies inside a file of `file_len` bytes.
+    ///
+    /// Errors: a chunk past the end of the file ([`crate::Error::Corrupt`]).
+    pub fn check_within(&self, file_len: u64) -> crate::Result<()> {
+        if self
+            .addr
+            .checked_add(self.size)
+            .is_none_or(|end| end > file_len)
+        {
+            return Err(crate::Error::Corrupt(format!(
+                "chunk at offset {} of {} bytes is past the end of the file ({file_len} bytes)",
+                self.addr, self.size
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The shape of a chunked dataset, as [`chunk_locs`] needs it.

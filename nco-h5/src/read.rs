@@ -415,17 +415,7 @@ fn decode_chunk<'s>(
         fill_with(dst, &v.fill);
         return Ok(dst);
     }
-    let file_len = file.len();
-    if loc
-        .addr
-        .checked_add(loc.size)
-        .is_none_or(|end| end > file_len)
-    {
-        return Err(Error::Corrupt(format!(
-            "chunk at offset {} of {} bytes is past the end of the file ({file_len} bytes)",
-            loc.addr, loc.size
-        )));
-    }
+    loc.check_within(file.len())?;
     let size = usize::try_from(loc.size).map_err(|_| Error::Corrupt("chunk too large".into()))?;
     if v.contiguous && size <= want {
         // A row block of contiguous storage: the last may be short (the rest of the

@@ -174,47 +174,11 @@ impl H5File {
                     },
                 )
                 .collect::<std::result::Result<_, _>>()?;
-            let _g = hdf5_metno_sys::LOCK.lock();
-            // The dataset open for the chunks of one write in a row: (write, id).
-            let mut open: Option<(usize, hdf5_metno_sys::h5i::hid_t)> = None;
-            let close = |open: &mut Option<(usize, hdf5_metno_sys::h5i::hid_t)>| {
-                if let Some((_, did)) = open.take() {
-                    // SAFETY: `did` is a dataset id this loop opened and has not closed.
-                    unsafe { h5d::H5Dclose(did) };
-                }
-            };
-            for ((w, off), buf) in part.iter().zip(&encoded) {
-                if open.is_none_or(|(ow, _)| ow != *w) {
-                    close(&mut open);
-                    // SAFETY: the HDF5 lock is held; the name is NUL-terminated.
-                    let did =
-                        unsafe { h5d::H5Dopen2(self.fid, names[*w].as_ptr(), h5p::H5P_DEFAULT) };
-                    if did < 0 {
-                        return Err((*w, Error::Hdf5("H5Dopen2".into())));
-                    }
-                    open = Some((*w, did));
-                }
-                let did = open.expect("a dataset just opened").1;
-                clear_errno();
-                // SAFETY: the HDF5 lock is held; `did` is open; the offset has the
-                // dataset's rank and the buffer the length passed.
-                let rc = unsafe {
-                    h5d::H5Dwrite_chunk(
-                        did,
-                        h5p::H5P_DEFAULT,
-                        0,
-                        off.as_ptr(),
-                        buf.len(),
-                        buf.as_ptr().cast::<c_void>(),
-                    )
-                };
-                if rc < 0 {
-                    let e = storage_error("H5Dwrite_chunk");
-                    close(&mut open);
-                    return Err((*w, e));
-                }
-            }
-            close(&mut open);
+            let items = part
+                .iter()
+                .zip(&encoded)
+                .map(|((w, off), buf)| (*w, off.as_slice(), 0, buf.as_slice()));
+            self.store_chunks(&names, items)?;
         }
         Ok(())
     }
@@ -278,47 +242,84 @@ impl H5File {
             }
             let mut bufs = Vec::with_capacity(end - at);
             for loc in &src.locs[at..end] {
-                if loc.addr.checked_add(loc.size).is_none_or(|e| e > file_len) {
-                    return Err(Error::Corrupt(format!(
-                        "chunk at offset {} of {} bytes is past the end of the file ({file_len} bytes)",
-                        loc.addr, loc.size
-                    )));
-                }
+                loc.check_within(file_len)?;
                 let mut buf = vec![0u8; loc.size as usize];
                 std::os::unix::fs::FileExt::read_exact_at(file.handle(), &mut buf, loc.addr)?;
                 bufs.push(buf);
             }
-            let _g = hdf5_metno_sys::LOCK.lock();
-            crate::index::quiet();
-            // SAFETY: the HDF5 lock is held; the dataset id is checked and closed; each
-            // offset has the dataset's rank and each buffer the length passed.
-            unsafe {
-                let did = h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT);
-                if did < 0 {
-                    return Err(Error::Hdf5("H5Dopen2".into()));
-                }
-                for (loc, buf) in src.locs[at..end].iter().zip(&bufs) {
-                    let off: Vec<u64> = g.iter().zip(&src.chunk).map(|(i, c)| i * c).collect();
-                    clear_errno();
-                    let rc = h5d::H5Dwrite_chunk(
-                        did,
-                        h5p::H5P_DEFAULT,
-                        loc.mask,
-                        off.as_ptr(),
-                        buf.len(),
-                        buf.as_ptr().cast::<c_void>(),
-                    );
-                    if rc < 0 {
-                        let e = storage_error("H5Dwrite_chunk");
-                        h5d::H5Dclose(did);
-                        return Err(e);
-                    }
+            let offs: Vec<Vec<u64>> = (at..end)
+                .map(|_| {
+                    let off = g.iter().zip(&src.chunk).map(|(i, c)| i * c).collect();
                     odometer(&mut g, &grid);
-                }
-                h5d::H5Dclose(did);
-            }
+                    off
+                })
+                .collect();
+            let items = src.locs[at..end]
+                .iter()
+                .zip(&offs)
+                .zip(&bufs)
+                .map(|((loc, off), buf)| (0, off.as_slice(), loc.mask, buf.as_slice()));
+            self.store_chunks(std::slice::from_ref(&c), items)
+                .map_err(|(_, e)| e)?;
             at = end;
         }
+        Ok(())
+    }
+}
+
+impl H5File {
+    /// Store encoded chunks under the HDF5 lock, in order: each item is (the index of
+    /// its dataset's path in `names`, its offset, HDF5's filter mask, its stored bytes);
+    /// a dataset stays open while the items of one dataset follow each other.
+    ///
+    /// Errors: the index of the dataset that failed, with HDF5's failure (named, with
+    /// the system error of a full disk or a file-size limit).
+    fn store_chunks<'a>(
+        &self,
+        names: &[CString],
+        items: impl Iterator<Item = (usize, &'a [u64], u32, &'a [u8])>,
+    ) -> std::result::Result<(), (usize, Error)> {
+        let _g = hdf5_metno_sys::LOCK.lock();
+        crate::index::quiet();
+        // The dataset open now: (index in `names`, id).
+        let mut open: Option<(usize, hdf5_metno_sys::h5i::hid_t)> = None;
+        let close = |open: &mut Option<(usize, hdf5_metno_sys::h5i::hid_t)>| {
+            if let Some((_, did)) = open.take() {
+                // SAFETY: `did` is a dataset id this loop opened and has not closed.
+                unsafe { h5d::H5Dclose(did) };
+            }
+        };
+        for (w, off, mask, buf) in items {
+            if open.is_none_or(|(ow, _)| ow != w) {
+                close(&mut open);
+                // SAFETY: the HDF5 lock is held; the name is NUL-terminated.
+                let did = unsafe { h5d::H5Dopen2(self.fid, names[w].as_ptr(), h5p::H5P_DEFAULT) };
+                if did < 0 {
+                    return Err((w, Error::Hdf5("H5Dopen2".into())));
+                }
+                open = Some((w, did));
+            }
+            let did = open.expect("a dataset just opened").1;
+            clear_errno();
+            // SAFETY: the HDF5 lock is held; `did` is open; the offset has the dataset's
+            // rank and the buffer the length passed.
+            let rc = unsafe {
+                h5d::H5Dwrite_chunk(
+                    did,
+                    h5p::H5P_DEFAULT,
+                    mask,
+                    off.as_ptr(),
+                    buf.len(),
+                    buf.as_ptr().cast::<c_void>(),
+                )
+            };
+            if rc < 0 {
+                let e = storage_error("H5Dwrite_chunk");
+                close(&mut open);
+                return Err((w, e));
+            }
+        }
+        close(&mut open);
         Ok(())
     }
 }

@@ -504,17 +504,7 @@ fn written_alike(
     if let Some(var) = deflated_var {
         // The engine, not libnetcdf, wrote the chunks: its deflate streams are
         // libdeflate's, not zlib's, so the stored bytes differ where the values agree.
-        let chunks = |f: &str| -> Vec<Vec<u8>> {
-            let h5 = nco_h5::File::open(f).expect("open the output");
-            let bytes = std::fs::read(f).expect("read the output");
-            let v = h5.var(&format!("/{var}")).expect("the deflated variable");
-            v.locs
-                .iter()
-                .filter(|l| l.addr != u64::MAX)
-                .map(|l| bytes[l.addr as usize..(l.addr + l.size) as usize].to_vec())
-                .collect()
-        };
-        let (ca, cb) = (chunks(&a), chunks(&b));
+        let (ca, cb) = (stored_chunks(&a, var), stored_chunks(&b, var));
         assert!(!ca.is_empty(), "{what}: {var} has no chunk");
         assert_ne!(ca, cb, "{what}: {var}'s chunks are libnetcdf's");
     }
@@ -638,13 +628,7 @@ fn chunks_of_an_unchanged_copy_are_copied_as_stored() {
         36.5, 37.5, 38.5, 39.5, 40.5, 41.5, 42.5, 43.5, 44.5, 45.5, 46.5, 47.5, 48.5,\n\
         49.5, 50.5, 51.5, 52.5, 53.5, 54.5, 55.5, 56.5, 57.5, 58.5, 59.5 ;\n\
         b = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 ;\n}\n";
-    let src = s.path("raw.cdl");
-    std::fs::write(&src, cdl).expect("write CDL");
-    let f = s.arg("raw.nc");
-    nco_tests::tool("ncgen")
-        .args(["-k", "nc4", "-o", &f])
-        .arg(&src)
-        .succeeds();
+    let f = crate::common::cdl_nc4(&s, "raw", cdl);
     for (i, extra) in [&[][..], &["-L", "1"][..]].iter().enumerate() {
         let out = s.arg(&format!("raw{i}.nc"));
         let theirs = s.arg(&format!("raw{i}_nco.nc"));
@@ -728,13 +712,7 @@ fn variables_with_a_later_unlimited_dimension_are_written_as_nco() {
         int tt(time, t2) ;\n  tt:_ChunkSizes = 3, 4 ;\ndata:\n time = 0, 1, 2 ;\n\
         xt = {0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 10, 11} ;\n\
         tt = {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {10, 11, 12, 13, 14} ;\n}\n";
-    let src = s.path("later.cdl");
-    std::fs::write(&src, cdl).expect("write CDL");
-    let input = s.arg("later.nc");
-    nco_tests::tool("ncgen")
-        .args(["-k", "nc4", "-o", &input])
-        .arg(&src)
-        .succeeds();
+    let input = crate::common::cdl_nc4(&s, "later", cdl);
     for (i, args) in [&["-O"][..], &["-O", "-d", "time,0,1"][..]]
         .iter()
         .enumerate()

@@ -552,17 +552,10 @@ fn ncbo_promotes_types_and_shares_one_missing_value_as_nco() {
 fn int64_beyond_two_to_the_53_subtract_exactly_as_nco() {
     let s = Scratch::new();
     let nc4 = |name: &str, data: &str| {
-        let src = s.path(&format!("{name}.cdl"));
         let text = format!(
             "netcdf {name} {{\ndimensions:\n n = 2 ;\nvariables:\n int64 v(n) ;\ndata:\n v = {data} ;\n}}\n"
         );
-        std::fs::write(&src, text).expect("write CDL");
-        let out = s.arg(&format!("{name}.nc"));
-        nco_tests::tool("ncgen")
-            .args(["-k", "nc4", "-o", &out])
-            .arg(&src)
-            .succeeds();
-        out
+        crate::common::cdl_nc4(&s, name, &text)
     };
     let a = nc4("i64a", "9007199254740993, 123456789012345679");
     let b = nc4("i64b", "0, 1");

@@ -9,10 +9,26 @@ use nco_tests::{assert_same_bytes, is_nco, nco, tool, Scratch};
 /// `ncgen` (classic format) and return the path of the netCDF file.
 #[track_caller]
 pub fn cdl(s: &Scratch, name: &str, text: &str) -> String {
+    ncgen(s, name, text, &[])
+}
+
+/// [`cdl`] into a netCDF-4 file (`ncgen -k nc4`: groups, strings, several unlimited
+/// dimensions, chunking and filters).
+#[track_caller]
+pub fn cdl_nc4(s: &Scratch, name: &str, text: &str) -> String {
+    ncgen(s, name, text, &["-k", "nc4"])
+}
+
+#[track_caller]
+fn ncgen(s: &Scratch, name: &str, text: &str, kind: &[&str]) -> String {
     let src = s.path(&format!("{name}.cdl"));
     std::fs::write(&src, text).expect("write CDL");
     let out = s.arg(&format!("{name}.nc"));
-    tool("ncgen").args(["-o", &out]).arg(&src).succeeds();
+    tool("ncgen")
+        .args(kind)
+        .args(["-o", &out])
+        .arg(&src)
+        .succeeds();
     out
 }
 
