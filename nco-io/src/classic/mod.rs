@@ -713,8 +713,31 @@ impl Writer {
             numrecs,
             image: Some(Vec::new()),
         };
+        // A file planned larger than an image is written directly from the start: the
+        // image would be memory touched only to be written out when it overflows.
+        if w.end() > SMALL_FILE {
+            w.image = None;
+        }
         w.write_header()?;
         Ok(w)
+    }
+
+    /// The file's length with `self.numrecs` records: the end of its last fixed-size
+    /// variable or of its records, at least the header.
+    fn end(&self) -> u64 {
+        let h = &self.header;
+        let fixed_end = h
+            .layout
+            .iter()
+            .filter(|l| !l.record)
+            .map(|l| l.begin + l.vsize)
+            .max();
+        let rec_begin = h.layout.iter().filter(|l| l.record).map(|l| l.begin).min();
+        let end = match rec_begin {
+            Some(b) => b + self.numrecs * h.recsize,
+            None => fixed_end.unwrap_or(h.header_len),
+        };
+        end.max(h.header_len)
     }
 
     fn write_header(&mut self) -> Result<()> {
@@ -912,19 +935,7 @@ impl Writer {
     /// Write the final record count and set the file length.
     pub fn finish(mut self) -> Result<()> {
         self.write_header()?;
-        let h = &self.header;
-        let fixed_end = h
-            .layout
-            .iter()
-            .filter(|l| !l.record)
-            .map(|l| l.begin + l.vsize)
-            .max();
-        let rec_begin = h.layout.iter().filter(|l| l.record).map(|l| l.begin).min();
-        let end = match rec_begin {
-            Some(b) => b + self.numrecs * h.recsize,
-            None => fixed_end.unwrap_or(h.header_len),
-        };
-        let end = end.max(h.header_len);
+        let end = self.end();
         if let Some(img) = &mut self.image {
             img.resize(end as usize, 0);
         }
