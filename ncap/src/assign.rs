@@ -15,6 +15,7 @@
 use nco_core::model::Attr;
 use nco_core::types::{NcNum, NcType, Values};
 use nco_core::{Error, Result};
+use std::sync::Arc;
 
 use crate::ast::{AssignOp, BinOp};
 use crate::num::{self, with_type};
@@ -50,7 +51,7 @@ impl Ctx<'_> {
             rhs.kind = Kind::Attr;
             v = self.binary(compound(op), cur, rhs)?;
         }
-        let value = v.data;
+        let value = Arc::unwrap_or_clone(v.data);
         let attr = Attr {
             name: att.to_string(),
             value,
@@ -93,15 +94,17 @@ impl Ctx<'_> {
         }
         let existing = self.vars.contains_key(name);
         let needs_current = op != AssignOp::Set || mask.is_some();
-        let current = if existing && op == AssignOp::Set && mask.is_some() {
-            // Updated in place under where(): taken out of the table rather than copied
-            // (it is stored back below; an error ends the run, so nothing sees the gap).
+        let mut current = if existing && (op == AssignOp::Set) == mask.is_some() {
+            // Updated in place under where() or by an operator (`x += y`): taken out of
+            // the table rather than copied (it is stored back below; an error ends the
+            // run, so nothing sees the gap).
             let ov = self.vars.get_mut(name).expect("existing");
             let gap = Val {
                 fill: ov.val.fill,
                 ..Val::scalar(Values::Double(Vec::new()), Kind::Var)
             };
             let mut v = std::mem::replace(&mut ov.val, gap);
+            self.release_input(&v.data);
             v.kind = Kind::Var;
             v.src = Some(name.to_string());
             Some(v)
@@ -110,22 +113,28 @@ impl Ctx<'_> {
         } else {
             None
         };
+        // The current value's description (its data may be consumed just below).
+        let described = current
+            .as_ref()
+            .map(|c| (c.ty(), c.dims.clone(), c.shape.clone(), c.slab.clone()));
         if op != AssignOp::Set {
-            let cur = current.clone().expect("loaded");
+            // Without where() the current value is not needed again: moved into the
+            // operation, whose result can then take its buffer.
+            let cur = match mask {
+                Some(_) => current.clone().expect("loaded"),
+                None => current.take().expect("loaded"),
+            };
             let ty = cur.ty();
             rhs = cast_keep(rhs, ty);
             rhs = self.binary(compound(op), cur, rhs)?;
         }
         // The shape and type the stored value must have: a variable already written
         // (or updated in place by an operator or where()) keeps its own.
-        let (ty, dims, shape, slab) = match &current {
-            Some(c) if !cast => (c.ty(), c.dims.clone(), c.shape.clone(), c.slab.clone()),
-            Some(c) if existing => (
-                c.ty(),
-                rhs.dims.clone(),
-                rhs.shape.clone(),
-                rhs.slab.clone(),
-            ),
+        let (ty, dims, shape, slab) = match described {
+            Some(c) if !cast => c,
+            Some((ty, ..)) if existing => {
+                (ty, rhs.dims.clone(), rhs.shape.clone(), rhs.slab.clone())
+            }
             _ => (
                 rhs.ty(),
                 rhs.dims.clone(),
@@ -278,7 +287,7 @@ impl Ctx<'_> {
         let mut rhs = rhs;
         if op != AssignOp::Set {
             let part = Val {
-                data: num::gather(&cur.data, &map),
+                data: num::gather(&cur.data, &map).into(),
                 dims: Vec::new(),
                 shape: Vec::new(),
                 ..cur.clone()
@@ -303,13 +312,13 @@ impl Ctx<'_> {
         };
         let ov = self.vars.get_mut(name).expect("stored");
         with_type!(ty, T => {
-            let dst = T::vec_of_mut(&mut ov.val.data).expect("same type");
+            let dst = T::vec_of_mut(Arc::make_mut(&mut ov.val.data)).expect("same type");
             let src = num::slice::<T>(&rhs.data);
             for (i, &m) in map.iter().enumerate() {
                 dst[m] = if src.len() == 1 { src[0] } else { src[i] };
             }
         }; text => {
-            match (&mut ov.val.data, &rhs.data) {
+            match (Arc::make_mut(&mut ov.val.data), &*rhs.data) {
                 (Values::Char(dst), Values::Char(src)) if !src.is_empty() => {
                     for (i, &m) in map.iter().enumerate() {
                         dst[m] = if src.len() == 1 { src[0] } else { *src.get(i).unwrap_or(&0) };
@@ -357,28 +366,29 @@ fn masked(mut val: Val, cur: Val, cond: &Val, negate: bool, ty: NcType, name: &s
     }
     let fill = cur.fill;
     let mut data = if cur.ty() == ty {
-        cur.data
+        Arc::unwrap_or_clone(cur.data)
     } else {
         num::as_type(&cur.data, ty).into_owned()
     };
     with_type!(cond.ty(), C => {
         let c = num::slice::<C>(&cond.data);
         // A missing condition counts as false: elsewhere applies there.
-        let holds = |i: usize| {
-            let x = c[i].to_f64();
+        let holds = |k: C| {
+            let x = k.to_f64();
             (cond.fill != Some(x) && x != 0.0) != negate
         };
         with_type!(ty, T => {
             let dst = T::vec_of_mut(&mut data).expect("converted to the type");
             let src = num::slice::<T>(&val.data);
-            for (i, d) in dst.iter_mut().enumerate() {
-                if holds(i) {
-                    *d = if src.len() == 1 { src[0] } else { src[i] };
-                }
+            let pairs = dst.iter_mut().zip(c);
+            if let [one] = src {
+                pairs.for_each(|(d, &k)| *d = if holds(k) { *one } else { *d });
+            } else {
+                pairs.zip(src).for_each(|((d, &k), &s)| *d = if holds(k) { s } else { *d });
             }
         }; text => unreachable!("text is refused under where()"))
     }; text => return Err(Error::msg("where() condition must be numeric")));
-    val.data = data;
+    val.data = data.into();
     val.fill = fill.map(|f| num::in_type(f, ty)).or(val.fill);
     Ok(val)
 }

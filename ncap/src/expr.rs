@@ -48,7 +48,7 @@ impl Ctx<'_> {
                 let mut data = Values::with_capacity(ty, vals.len());
                 for v in &vals {
                     let c = if v.ty() == ty {
-                        v.data.clone()
+                        (*v.data).clone()
                     } else {
                         v.data
                             .convert(ty)
@@ -130,7 +130,7 @@ impl Ctx<'_> {
             if let Ok(Some(data)) = crate::value::padded(&v, &full) {
                 let fill = v.fill.or(Some(nco_core::fill::default_fill(v.ty())));
                 v = Val {
-                    data,
+                    data: data.into(),
                     shape: full,
                     fill,
                     slab: None,
@@ -149,12 +149,15 @@ impl Ctx<'_> {
         let data = num::gather(&v.data, &map);
         if v.dims.is_empty() {
             return Ok(Val {
-                data,
+                data: data.into(),
                 slab: None,
                 ..v
             });
         }
-        let whole = Val { data, ..v };
+        let whole = Val {
+            data: data.into(),
+            ..v
+        };
         Ok(slab_result(whole, &shape, idx, &lists))
     }
 
@@ -295,7 +298,7 @@ impl Ctx<'_> {
                     (v.slab.is_some()).then_some((data, full))
                 });
                 if let (Some((data, full)), Some(var)) = (full, self.vars.get_mut(name)) {
-                    var.val.data = data;
+                    var.val.data = data.into();
                     var.val.shape = full;
                     var.val.slab = None;
                 }
@@ -448,7 +451,7 @@ impl Ctx<'_> {
                     Expr::Dim(d) => self.dims[self.dim_id(d)?].len,
                     e => {
                         let v = self.eval(e)?;
-                        match &v.data {
+                        match &*v.data {
                             Values::Char(c) if v.dims.is_empty() => c.len(),
                             _ => v.len(),
                         }
@@ -675,7 +678,7 @@ impl Ctx<'_> {
                                     }
                                 }
                                 if let Some(nd) = Values::from_f64_slice(ty, &d) {
-                                    ov.val.data = nd;
+                                    ov.val.data = nd.into();
                                 }
                             }
                         }

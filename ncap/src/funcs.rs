@@ -45,7 +45,10 @@ pub(crate) fn reverse(v: Val, dims: &[usize]) -> Result<Val> {
         })
         .collect();
     let data = num::gather(&v.data, &map);
-    Ok(Val { data, ..v })
+    Ok(Val {
+        data: data.into(),
+        ..v
+    })
 }
 
 /// `v` with its dimensions in the order `order` (all of them, once each).
@@ -91,7 +94,7 @@ pub(crate) fn permute(v: Val, order: &[usize], all: &[Dim]) -> Result<Val> {
         .collect();
     let data = num::gather(&v.data, &map);
     Ok(Val {
-        data,
+        data: data.into(),
         dims: ks.iter().map(|&k| v.dims[k]).collect(),
         shape: new_shape,
         slab: None,
@@ -121,7 +124,7 @@ pub(crate) fn array(start: &Val, step: &Val, dims: Vec<usize>, shape: Vec<usize>
         T::into_values(out)
     }; text => return Err(Error::msg("array(): the start must be a number")));
     Ok(Val {
-        data,
+        data: data.into(),
         dims,
         shape,
         fill: None,
@@ -147,7 +150,7 @@ pub(crate) fn mask(v: Val, idx: &Val) -> Result<Val> {
         map.push(x as usize);
     }
     Ok(Val {
-        data: num::gather(&v.data, &map),
+        data: num::gather(&v.data, &map).into(),
         dims: idx.dims.clone(),
         shape: idx.shape.clone(),
         slab: None,
@@ -207,7 +210,10 @@ pub(crate) fn remap(v: Val, map: &Val, inverse: bool) -> Result<Val> {
         }
     }
     let data = num::gather(&v.data, &full);
-    Ok(Val { data, ..v })
+    Ok(Val {
+        data: data.into(),
+        ..v
+    })
 }
 
 /// The map undoing sort map `m`.
@@ -225,7 +231,7 @@ pub(crate) fn invert_map(m: Val) -> Result<Val> {
     }
     let data = Values::Int(inv);
     Ok(Val {
-        data,
+        data: data.into(),
         fill: None,
         ..m
     })
@@ -236,8 +242,8 @@ pub(crate) fn invert_map(m: Val) -> Result<Val> {
 /// Errors: text with numbers.
 pub(crate) fn concat(a: &Val, b: &Val) -> Result<Val> {
     let ty = a.ty();
-    let mut data = a.data.clone();
-    let c = match (&a.data, &b.data) {
+    let mut data = (*a.data).clone();
+    let c = match (&*a.data, &*b.data) {
         (Values::Str(_), Values::Char(c)) => Values::Str(vec![String::from_utf8_lossy(c).into()]),
         (Values::Char(_), Values::Str(_)) => {
             return Err(Error::msg("push(): a string cannot be appended to text"))
@@ -286,7 +292,7 @@ pub(crate) fn make_bounds(c: &Val, nv: usize, nv_len: usize) -> Result<Val> {
     };
     let data = Values::from_f64_slice(ty, &b).ok_or_else(|| Error::msg("make_bounds() of text"))?;
     Ok(Val {
-        data,
+        data: data.into(),
         dims: vec![c.dims[0], nv],
         shape: vec![n, 2],
         fill: None,

@@ -444,6 +444,16 @@ pub fn into_type(v: Values, ty: NcType) -> Values {
     }
 }
 
+/// A shared value as an owned buffer of type `ty`: moved out when this is its only
+/// holder and it has that type already, copied or converted otherwise.
+pub fn owned_as(v: std::sync::Arc<Values>, ty: NcType) -> Values {
+    if v.nc_type() == ty {
+        std::sync::Arc::unwrap_or_clone(v)
+    } else {
+        v.convert(ty).unwrap_or_else(|| (*v).clone())
+    }
+}
+
 /// The typed vector of `v` (which must be of type `T`).
 pub fn slice<T: NcNum>(v: &Values) -> &[T] {
     T::slice_of(v).expect("kernel called with a buffer of another type")
@@ -496,73 +506,163 @@ pub fn reduce<T: Arith>(
     ostride: &[usize],
     out_n: usize,
 ) -> Vec<T> {
-    let mut acc = vec![T::default(); out_n];
-    let mut cnt = vec![0usize; out_n];
-    let mut idx = vec![0usize; shape.len()];
-    let mut o = 0usize;
-    for &raw in x {
-        if fill != Some(raw) {
-            let xi = match op {
-                Reduce::AvgSqr | Reduce::Rms | Reduce::RmsSdn => raw.mul(raw),
-                Reduce::MAbs | Reduce::MEbs | Reduce::MIbs | Reduce::TAbs => raw.abs(),
-                _ => raw,
-            };
-            let a = &mut acc[o];
-            *a = if cnt[o] == 0 {
-                xi
-            } else {
-                match op {
-                    Reduce::Min | Reduce::MIbs => {
-                        if xi < *a {
-                            xi
-                        } else {
-                            *a
-                        }
-                    }
-                    Reduce::Max | Reduce::MAbs => {
-                        if xi > *a {
-                            xi
-                        } else {
-                            *a
-                        }
-                    }
-                    _ => a.add(xi),
-                }
-            };
-            cnt[o] += 1;
+    // Counts of 4 bytes when no output can reach 2^32 elements (half the memory).
+    if u32::try_from(x.len()).is_ok() {
+        reduce_counting::<T, u32>(op, x, fill, shape, ostride, out_n)
+    } else {
+        reduce_counting::<T, usize>(op, x, fill, shape, ostride, out_n)
+    }
+}
+
+/// A count of valid elements ([`reduce`]).
+trait Count: Copy + Default + PartialEq + std::ops::AddAssign + From<bool> {
+    fn count(self) -> f64;
+}
+
+impl Count for u32 {
+    fn count(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Count for usize {
+    fn count(self) -> f64 {
+        self as f64
+    }
+}
+
+fn reduce_counting<T: Arith, C: Count>(
+    op: Reduce,
+    x: &[T],
+    fill: Option<T>,
+    shape: &[usize],
+    ostride: &[usize],
+    out_n: usize,
+) -> Vec<T> {
+    let (mut acc, cnt) = match op {
+        Reduce::AvgSqr | Reduce::Rms | Reduce::RmsSdn => {
+            accumulate::<T, C>(x, fill, shape, ostride, out_n, |r| r.mul(r), T::add)
         }
-        for k in (0..idx.len()).rev() {
+        Reduce::MIbs => accumulate::<T, C>(x, fill, shape, ostride, out_n, T::abs, min_of),
+        Reduce::MAbs => accumulate::<T, C>(x, fill, shape, ostride, out_n, T::abs, max_of),
+        Reduce::MEbs | Reduce::TAbs => {
+            accumulate::<T, C>(x, fill, shape, ostride, out_n, T::abs, T::add)
+        }
+        Reduce::Min => accumulate::<T, C>(x, fill, shape, ostride, out_n, |r| r, min_of),
+        Reduce::Max => accumulate::<T, C>(x, fill, shape, ostride, out_n, |r| r, max_of),
+        _ => accumulate::<T, C>(x, fill, shape, ostride, out_n, |r| r, T::add),
+    };
+    // Square root in the type; an integer root truncates (as C's cast of sqrt()).
+    let root = |m: T| {
+        let r = m.to_f64().sqrt();
+        T::from_f64(if T::TYPE.is_float() { r } else { r.trunc() })
+    };
+    for (a, &c) in acc.iter_mut().zip(&cnt) {
+        let c = c.count();
+        let n = T::from_f64(c);
+        *a = match op {
+            _ if c == 0.0 => fill.unwrap_or_default(),
+            Reduce::Avg | Reduce::AvgSqr | Reduce::MEbs => a.div(n),
+            Reduce::SqrAvg => {
+                let m = a.div(n);
+                m.mul(m)
+            }
+            Reduce::Rms => root(a.div(n)),
+            Reduce::RmsSdn => root(a.div(T::from_f64(c - 1.0))),
+            _ => *a,
+        };
+    }
+    acc
+}
+
+fn min_of<T: Arith>(a: T, b: T) -> T {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+fn max_of<T: Arith>(a: T, b: T) -> T {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The accumulation of [`reduce`]: each valid element, transformed by `pre`, starts its
+/// output or is combined into it by `combine`, in storage order; returns the accumulators
+/// and the counts of valid elements. Walks the input by runs of its last dimension (one
+/// output step `ostride[last]` apart) so that the odometer moves once per run.
+fn accumulate<T: Arith, C: Count>(
+    x: &[T],
+    fill: Option<T>,
+    shape: &[usize],
+    ostride: &[usize],
+    out_n: usize,
+    pre: impl Fn(T) -> T,
+    combine: impl Fn(T, T) -> T,
+) -> (Vec<T>, Vec<C>) {
+    let mut acc = vec![T::default(); out_n];
+    let mut cnt = vec![C::default(); out_n];
+    let Some((&run, outer)) = shape.split_last() else {
+        // A scalar: one element into one output.
+        if let (Some(&raw), true) = (x.first(), out_n > 0) {
+            if fill != Some(raw) {
+                acc[0] = pre(raw);
+                cnt[0] = C::from(true);
+            }
+        }
+        return (acc, cnt);
+    };
+    if run == 0 {
+        return (acc, cnt);
+    }
+    let step = ostride[outer.len()];
+    let mut idx = vec![0usize; outer.len()];
+    let mut o = 0usize;
+    // One element into its output, without branches (so runs into consecutive
+    // outputs vectorise): a missing element leaves both as they were.
+    let add_one = |a: &mut T, c: &mut C, raw: T| {
+        let valid = fill != Some(raw);
+        let xi = pre(raw);
+        let next = if *c == C::default() {
+            xi
+        } else {
+            combine(*a, xi)
+        };
+        *a = if valid { next } else { *a };
+        *c += C::from(valid);
+    };
+    for row in x.chunks_exact(run) {
+        match step {
+            0 => {
+                let (a, c) = (&mut acc[o], &mut cnt[o]);
+                row.iter().for_each(|&raw| add_one(a, c, raw));
+            }
+            1 => {
+                let outs = acc[o..o + run].iter_mut().zip(&mut cnt[o..o + run]);
+                outs.zip(row).for_each(|((a, c), &raw)| add_one(a, c, raw));
+            }
+            _ => {
+                for (j, &raw) in row.iter().enumerate() {
+                    let oj = o + j * step;
+                    add_one(&mut acc[oj], &mut cnt[oj], raw);
+                }
+            }
+        }
+        for k in (0..outer.len()).rev() {
             idx[k] += 1;
             o += ostride[k];
-            if idx[k] < shape[k] {
+            if idx[k] < outer[k] {
                 break;
             }
             o -= ostride[k] * idx[k];
             idx[k] = 0;
         }
     }
-    // Square root in the type; an integer root truncates (as C's cast of sqrt()).
-    let root = |m: T| {
-        let r = m.to_f64().sqrt();
-        T::from_f64(if T::TYPE.is_float() { r } else { r.trunc() })
-    };
-    acc.iter()
-        .zip(&cnt)
-        .map(|(&a, &c)| {
-            let n = T::from_f64(c as f64);
-            match op {
-                _ if c == 0 => fill.unwrap_or_default(),
-                Reduce::Avg | Reduce::AvgSqr | Reduce::MEbs => a.div(n),
-                Reduce::SqrAvg => {
-                    let m = a.div(n);
-                    m.mul(m)
-                }
-                Reduce::Rms => root(a.div(n)),
-                Reduce::RmsSdn => root(a.div(T::from_f64(c as f64 - 1.0))),
-                _ => a,
-            }
-        })
-        .collect()
+    (acc, cnt)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 
 use nco_core::types::{NcNum, NcType};
 use nco_core::{Error, Result};
+use std::sync::Arc;
 
 use crate::ast::{BinOp, UnOp};
 use crate::builtins::{MathFn, Reduce};
@@ -54,7 +55,7 @@ impl Ctx<'_> {
             slab,
         } = v;
         let data = with_type!(ty, T => {
-            let mut x = num::take::<T>(data);
+            let mut x = num::take::<T>(Arc::unwrap_or_clone(data));
             let f = fill.map(T::from_f64);
             match op {
                 UnOp::Neg => num::unary_into(&mut x, f, |a: T| a.neg()),
@@ -63,7 +64,7 @@ impl Ctx<'_> {
             T::into_values(x)
         }; text => unreachable!());
         Ok(Val {
-            data,
+            data: data.into(),
             dims,
             shape,
             fill,
@@ -175,8 +176,8 @@ impl Ctx<'_> {
             None
         };
         let src = a.src.or(b.src);
-        let pa = ma.place(num::into_type(a.data, ty));
-        let pb = mb.place(num::into_type(b.data, ty));
+        let pa = ma.place(num::owned_as(a.data, ty));
+        let pb = mb.place(num::owned_as(b.data, ty));
         let data = with_type!(ty, T => {
             let (fa, fb) = (fa.map(T::from_f64), fb.map(T::from_f64));
             let fo = T::from_f64(fout.unwrap_or(0.0));
@@ -192,7 +193,7 @@ impl Ctx<'_> {
             }
         }; text => unreachable!());
         Ok(Val {
-            data,
+            data: data.into(),
             dims,
             shape,
             fill: fout,
@@ -216,14 +217,14 @@ impl Ctx<'_> {
             slab,
             ..
         } = v;
-        let c = num::into_type(data, ty);
+        let c = num::owned_as(data, ty);
         let data = with_type!(ty, T => {
             let mut x = num::take::<T>(c);
             num::unary_into(&mut x, fill.map(T::from_f64), |x: T| un(u, x));
             T::into_values(x)
         }; text => unreachable!());
         Ok(Val {
-            data,
+            data: data.into(),
             dims,
             shape,
             fill,
@@ -258,7 +259,8 @@ impl Ctx<'_> {
                     y.atan2(x)
                 }
             }).collect())
-        }; text => unreachable!());
+        }; text => unreachable!())
+        .into();
         r.fill = fill;
         Ok(r)
     }
@@ -302,7 +304,7 @@ impl Ctx<'_> {
             out_n,
         )); text => unreachable!());
         Ok(Val {
-            data,
+            data: data.into(),
             dims: keep.iter().map(|&k| v.dims[k]).collect(),
             shape: out_shape,
             fill,

@@ -17,7 +17,7 @@ pub(crate) fn text(e: &Expr, v: &Val, fmt: Option<&str>) -> Result<String> {
     let mut s = String::new();
     if let Some(fmt) = fmt {
         let cf = cfmt::CFormat::parse(&cfmt::unescape(fmt))?;
-        if let (Some(t), false) = (v.data.as_text(), matches!(v.data, Values::Str(_))) {
+        if let (Some(t), false) = (v.data.as_text(), matches!(*v.data, Values::Str(_))) {
             s.push_str(&cf.format(cfmt::Arg::Str(&t)));
         } else {
             for i in 0..v.len() {
@@ -74,7 +74,7 @@ pub(crate) fn sprint(v: &Val, fmt: Option<&str>) -> Result<String> {
     match fmt {
         Some(fmt) => {
             let cf = cfmt::CFormat::parse(&cfmt::unescape(fmt))?;
-            if let (Some(t), false) = (v.data.as_text(), matches!(v.data, Values::Str(_))) {
+            if let (Some(t), false) = (v.data.as_text(), matches!(*v.data, Values::Str(_))) {
                 s.push_str(&cf.format(cfmt::Arg::Str(&t)));
             } else {
                 for i in 0..v.len() {

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use nco_core::arith;
 use nco_core::dataset::Dataset;
@@ -66,6 +67,10 @@ pub struct Ctx<'a> {
     block: Option<(Vec<usize>, Vec<Vec<usize>>)>,
     /// Input variables read for the current block, by name.
     block_inputs: HashMap<String, Val>,
+    /// The last input variable read whole (outside blocks): scripts often use one twice
+    /// in a row (`x.max($time)-x.min($time)`, `m=x; where(m > x.avg())`), and its
+    /// buffer is shared, so keeping it costs one variable's memory and saves a read.
+    last_input: Option<(String, Val)>,
     /// Where `print()` writes.
     pub(crate) out: Box<dyn Write + 'a>,
     /// The program name, for warnings.
@@ -125,6 +130,7 @@ impl<'a> Ctx<'a> {
             saw_slab: false,
             block: None,
             block_inputs: HashMap::new(),
+            last_input: None,
             out,
             prog: prog.to_string(),
             exit_code: 0,
@@ -262,7 +268,7 @@ impl<'a> Ctx<'a> {
         let shape =
             block_shape.unwrap_or_else(|| dims.iter().map(|&d| self.input.dims[d].len).collect());
         Ok(Some(Val {
-            data,
+            data: data.into(),
             dims,
             shape,
             fill,
@@ -270,6 +276,16 @@ impl<'a> Ctx<'a> {
             src: Some(name.to_string()),
             slab: None,
         }))
+    }
+
+    /// Stop keeping the last input read when it shares `data`, a buffer about to be
+    /// updated in place (which then needs no copy).
+    pub(crate) fn release_input(&mut self, data: &Arc<Values>) {
+        if let Some((_, v)) = &self.last_input {
+            if Arc::ptr_eq(&v.data, data) {
+                self.last_input = None;
+            }
+        }
     }
 
     pub(crate) fn var_value(&mut self, name: &str) -> Result<Val> {
@@ -283,6 +299,11 @@ impl<'a> Ctx<'a> {
         // (`x*x` reads x once).
         if let Some(v) = self.block_inputs.get(name) {
             return Ok(v.clone());
+        }
+        if let Some((_, v)) = self.last_input.as_ref().filter(|(n, _)| n == name) {
+            if self.block.is_none() {
+                return Ok(v.clone());
+            }
         }
         let v = match self.read_input(name)? {
             Some(v) => v,
@@ -298,6 +319,8 @@ impl<'a> Ctx<'a> {
         };
         if self.block.is_some() {
             self.block_inputs.insert(name.to_string(), v.clone());
+        } else {
+            self.last_input = Some((name.to_string(), v.clone()));
         }
         Ok(v)
     }

@@ -169,7 +169,7 @@ impl<'s> Stream<'s> {
                 .map(|(_, n)| {
                     c.vars
                         .remove(n)
-                        .map(|v| v.val.data)
+                        .map(|v| std::sync::Arc::unwrap_or_clone(v.val.data))
                         .ok_or_else(|| Error::var(n, "not computed by the script"))
                 })
                 .collect()

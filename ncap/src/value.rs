@@ -4,6 +4,7 @@
 
 use nco_core::types::{NcType, Values};
 use nco_core::{Error, Result};
+use std::sync::Arc;
 
 use nco_core::types::NcNum;
 
@@ -21,8 +22,10 @@ pub enum Kind {
 /// A value during evaluation.
 #[derive(Clone, Debug)]
 pub struct Val {
-    /// Elements (row-major).
-    pub data: Values,
+    /// Elements (row-major), shared: a variable's value read by an expression, or an
+    /// input read again, is the same buffer until one of them is written
+    /// ([`Arc::make_mut`] copies it then).
+    pub data: Arc<Values>,
     /// Dimension ids (into the evaluation state's dimension table); empty for scalars and anonymous lists.
     pub dims: Vec<usize>,
     /// Length along each of `dims` (may be shorter than the dimension after a hyperslab).
@@ -45,7 +48,7 @@ pub struct Val {
 impl Val {
     pub(crate) fn scalar(data: Values, kind: Kind) -> Val {
         Val {
-            data,
+            data: Arc::new(data),
             dims: Vec::new(),
             shape: Vec::new(),
             fill: None,
@@ -75,7 +78,7 @@ impl Val {
     /// A value of this shape with other data (and `fill`).
     pub(crate) fn with_data(&self, data: Values, fill: Option<f64>) -> Val {
         Val {
-            data,
+            data: Arc::new(data),
             dims: self.dims.clone(),
             shape: self.shape.clone(),
             fill,
@@ -220,7 +223,7 @@ pub(crate) fn reshape(v: Val, dims: &[usize], shape: &[usize], name: &str) -> Re
         let data = if v.len() == n {
             v.data
         } else {
-            num::gather(&v.data, &vec![0; n])
+            num::gather(&v.data, &vec![0; n]).into()
         };
         return Ok(Val {
             data,
@@ -231,7 +234,7 @@ pub(crate) fn reshape(v: Val, dims: &[usize], shape: &[usize], name: &str) -> Re
     }
     match bcast_map(&v.dims, &v.shape, dims, shape) {
         Some(m) => Ok(Val {
-            data: num::gather(&v.data, &m),
+            data: num::gather(&v.data, &m).into(),
             dims: dims.to_vec(),
             shape: shape.to_vec(),
             ..v
@@ -274,7 +277,7 @@ pub(crate) fn convert_checked(v: Val, ty: NcType) -> (Val, usize) {
         }
     });
     if ty.is_float() || !v.ty().is_float() && num::int_fits(v.ty(), ty) {
-        let data = v.data.convert(ty).unwrap_or_else(|| v.data.clone());
+        let data = v.data.convert(ty).map_or_else(|| v.data.clone(), Arc::new);
         return (Val { data, fill, ..v }, 0);
     }
     let src_fill = v.fill;
@@ -295,7 +298,7 @@ pub(crate) fn convert_checked(v: Val, ty: NcType) -> (Val, usize) {
                 }
             })
             .collect();
-        (T::into_values(out), over)
+        (Arc::new(T::into_values(out)), over)
     }; text => (v.data.clone(), 0));
     let fill = if over > 0 { Some(out_fill) } else { fill };
     (Val { data, fill, ..v }, over)
@@ -319,7 +322,7 @@ pub(crate) fn cast_keep(v: Val, ty: NcType) -> Val {
     if v.ty() == ty || v.is_text() {
         return v;
     }
-    let data = v.data.convert(ty).unwrap_or(v.data);
+    let data = v.data.convert(ty).map_or(v.data, Arc::new);
     Val {
         data,
         fill: v.fill.map(|f| num::in_type(f, ty)),
