@@ -365,11 +365,7 @@ fn masked(mut val: Val, cur: Val, cond: &Val, negate: bool, ty: NcType, name: &s
         ));
     }
     let fill = cur.fill;
-    let mut data = if cur.ty() == ty {
-        Arc::unwrap_or_clone(cur.data)
-    } else {
-        num::as_type(&cur.data, ty).into_owned()
-    };
+    let mut data = num::owned_as(cur.data, ty);
     with_type!(cond.ty(), C => {
         let c = num::slice::<C>(&cond.data);
         // A missing condition counts as false: elsewhere applies there.

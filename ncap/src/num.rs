@@ -435,22 +435,13 @@ pub fn take<T: NcNum>(mut v: Values) -> Vec<T> {
     std::mem::take(T::vec_of_mut(&mut v).expect("kernel called with a buffer of another type"))
 }
 
-/// `v` converted to `ty`, moved when it already has that type.
-pub fn into_type(v: Values, ty: NcType) -> Values {
-    if v.nc_type() == ty {
-        v
-    } else {
-        v.convert(ty).unwrap_or(v)
-    }
-}
-
 /// A shared value as an owned buffer of type `ty`: moved out when this is its only
 /// holder and it has that type already, copied or converted otherwise.
 pub fn owned_as(v: std::sync::Arc<Values>, ty: NcType) -> Values {
     if v.nc_type() == ty {
         std::sync::Arc::unwrap_or_clone(v)
     } else {
-        v.convert(ty).unwrap_or_else(|| (*v).clone())
+        as_type(&v, ty).into_owned()
     }
 }
 
