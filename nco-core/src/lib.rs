@@ -30,6 +30,7 @@
 //! | [`extract`] | plan | the extraction flow shared by ncks and the other operators |
 //! | [`arith`] | plan | processed variables: unpack, compute in double, write unpacked; cell_methods |
 //! | [`edit`] | plan | metadata edits of one file (ncatted, ncrename): a classic header rewritten in place when it fits, a new file otherwise |
+//! | [`partial`] | plan | `--part I/N` part files and `--merge`: a run split across processes, its partial statistics combined ([`rules::partial`] picks the shares) |
 //! | [`progress`] | plan | progress bars on terminals only |
 //! | [`target`] | plan | an operator's output: format and storage planned once, provenance, the file written through a temporary one and committed ([`target::Output`]) |
 //! | [`hyperslab`] | rules | `-d` parsing and resolution, multi-slabs, wrapped coordinates |
@@ -77,7 +78,7 @@ pub use nco_base::{Error, Result};
 pub use nco_io::{classic, dataset, nc4, output, udunits};
 pub use nco_kernels as kernels;
 pub use nco_kernels::pipeline;
-pub use plan::{arith, digest, edit, extract, pair, progress, target};
+pub use plan::{arith, digest, edit, extract, pair, partial, progress, target};
 pub use rules::{
     attedit, auxbox, calendar, cfmt, chunking, climatology, fill, groups, hyperslab, multifile,
     names, packing, quantize, rename, select, stations,

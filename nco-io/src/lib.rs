@@ -20,6 +20,7 @@ pub mod dataset;
 pub mod h5;
 pub mod nc4;
 pub mod output;
+pub mod part;
 pub mod udunits;
 
 // The base modules under their usual names, for the paths `crate::types::...` below.

@@ -524,6 +524,81 @@ impl Accum {
             .collect()
     }
 
+    /// The accumulator's whole state appended to `out` as bytes, little-endian, for a
+    /// partial result that another process merges ([`Accum::decode`], then
+    /// [`Accum::merge`]): element count, uniform count and weight sum, the weighted
+    /// flag, whether per-element counts follow, the running values (`f64` each), then
+    /// the per-element weight sums (`f64`) and counts (`u64`) when there are any. The
+    /// statistic is not in it: the reader knows it from its own plan.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let n = self.val.len();
+        let counts = !self.tally.is_empty();
+        out.reserve(26 + n * 8 * (1 + 2 * usize::from(counts)));
+        out.extend_from_slice(&(n as u64).to_le_bytes());
+        out.extend_from_slice(&self.uni_n.to_le_bytes());
+        out.extend_from_slice(&self.uni_w.to_le_bytes());
+        out.push(u8::from(self.weighted));
+        out.push(u8::from(counts));
+        out.extend(self.val.iter().flat_map(|v| v.to_le_bytes()));
+        if counts {
+            out.extend(self.wsum.iter().flat_map(|v| v.to_le_bytes()));
+            out.extend(self.tally.iter().flat_map(|v| v.to_le_bytes()));
+        }
+    }
+
+    /// An accumulator of statistic `op` from the front of `bytes` as
+    /// [`Accum::encode`] wrote it, and the number of bytes it took.
+    ///
+    /// Errors: `bytes` too short for what its counts announce, or a flag byte other
+    /// than 0 or 1 (a damaged or foreign record).
+    pub fn decode(op: Op, bytes: &[u8]) -> Result<(Accum, usize)> {
+        let bad = || Error::msg("partial result: damaged accumulator record");
+        let word = |at: usize| -> Result<[u8; 8]> {
+            bytes
+                .get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(bad)
+        };
+        let n = usize::try_from(u64::from_le_bytes(word(0)?)).map_err(|_| bad())?;
+        let uni_n = u64::from_le_bytes(word(8)?);
+        let uni_w = f64::from_le_bytes(word(16)?);
+        let (weighted, counts) = match bytes.get(24..26) {
+            Some(&[w, c]) if w <= 1 && c <= 1 => (w == 1, c == 1),
+            _ => return Err(bad()),
+        };
+        let arrays = if counts { 3 } else { 1 };
+        let body = n
+            .checked_mul(8 * arrays)
+            .filter(|&b| bytes.len() - 26 >= b)
+            .ok_or_else(bad)?;
+        let f64s = |from: usize| -> Vec<f64> {
+            bytes[from..from + n * 8]
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect()
+        };
+        let val = f64s(26);
+        let (wsum, tally) = if counts {
+            let tally = bytes[26 + 16 * n..26 + 24 * n]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
+            (f64s(26 + 8 * n), tally)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let acc = Accum {
+            op,
+            val,
+            wsum,
+            tally,
+            uni_n,
+            uni_w,
+            weighted,
+        };
+        Ok((acc, 26 + body))
+    }
+
     /// Final values; `None` where no valid value arrived. `normalize = false` is `-N`.
     pub fn finish(&self, normalize: bool) -> Vec<Option<f64>> {
         (0..self.val.len())
@@ -611,6 +686,39 @@ mod tests {
         });
         a.add_reduce(x, &[x.len()], &[0], 0, None, None, wb, None);
         a.finish(true)[0]
+    }
+
+    #[test]
+    fn encoded_partials_merge_to_the_whole() {
+        // Records 1..=6 of a 3-element variable with a fill value in some: the halves
+        // encoded, decoded and merged give the one-pass accumulator's results.
+        let rec = |r: i32| -> Vec<i32> { vec![r, if r % 2 == 0 { -99 } else { 2 * r }, -r] };
+        for op in [Op::Avg, Op::Max, Op::Min, Op::RmsSdn, Op::Ttl, Op::MIbs] {
+            let mut whole = Accum::new(op, 3);
+            let mut halves = [Accum::new(op, 3), Accum::new(op, 3)];
+            for r in 1..=6 {
+                whole.add_elementwise(&rec(r), Some(-99), None, 0.5);
+                halves[usize::from(r > 3)].add_elementwise(&rec(r), Some(-99), None, 0.5);
+            }
+            let mut bytes = Vec::new();
+            halves[0].encode(&mut bytes);
+            halves[1].encode(&mut bytes);
+            let (mut a, used) = Accum::decode(op, &bytes).unwrap();
+            let (b, rest) = Accum::decode(op, &bytes[used..]).unwrap();
+            assert_eq!(used + rest, bytes.len());
+            a.merge(&b);
+            assert_eq!(a.finish(true), whole.finish(true), "{op:?}");
+            assert_eq!(a.tally(1), 3);
+        }
+        // A fill-free accumulator has no per-element counts: 26 bytes and the values.
+        let mut u = Accum::new(Op::Avg, 2);
+        u.add_elementwise(&[1.0f64, 2.0], None, None, 1.0);
+        let mut bytes = Vec::new();
+        u.encode(&mut bytes);
+        assert_eq!(bytes.len(), 26 + 16);
+        assert!(Accum::decode(Op::Avg, &bytes[..bytes.len() - 1]).is_err());
+        bytes[24] = 7;
+        assert!(Accum::decode(Op::Avg, &bytes).is_err());
     }
 
     #[test]

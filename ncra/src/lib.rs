@@ -13,7 +13,10 @@
 //! Both stream variable by variable with every input open once, so memory is bounded by
 //! one record of a variable, not by file size or count.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ffi::OsString;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
@@ -27,17 +30,18 @@ use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Meta, Var};
 use nco_core::output::{self, Existing};
+use nco_core::partial::{PartPlan, Parts};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
 use nco_core::{climatology, groups, multifile, pipeline, stations};
 use nco_core::{Error, Result};
 
 /// ncra / ncrcat command line.
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "ncra",
     about = "netCDF Record Averager (ncra) and Record Concatenator (ncrcat), NCO-compatible",
-    after_help = "Examples:\n  ncra jan.nc feb.nc mar.nc q1.nc           mean over all records\n  ncrcat -d time,0,,2 a.nc b.nc out.nc       every other record of both files\n  ls *.nc | ncra -O out.nc                   file names from standard input"
+    after_help = "Examples:\n  ncra jan.nc feb.nc mar.nc q1.nc           mean over all records\n  ncrcat -d time,0,,2 a.nc b.nc out.nc       every other record of both files\n  ls *.nc | ncra -O out.nc                   file names from standard input\n  ncra --part 2/4 in_*.nc p2.nc              a quarter of the records (one job of an array)\n  ncra --merge p1.nc p2.nc p3.nc p4.nc out.nc  the four parts combined: the whole run's output"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -84,6 +88,9 @@ pub struct Cli {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub stations: nco_core::stations::StationArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub parts: cli::PartArgs,
 }
 
 /// The clap command.
@@ -136,21 +143,55 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
+    if concat {
+        cli.parts.refuse("ncrcat")?;
+    }
+    if cli.parts.merge {
+        return merge(prog, &argv, &cli);
+    }
+    execute(prog, &argv, &cli, None)
+}
+
+/// One run of the command line `cli`; `merging`, the part files whose partial
+/// statistics replace the reading of records (`--merge`).
+fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
+    let concat = prog == "ncrcat";
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
-    let (inputs, sets) = open_inputs(&cli)?;
-    let ra = Ra {
+    if cli.parts.part.is_some() || merging.is_some() {
+        refuse_in_parts(cli)?;
+    }
+    let (inputs, sets) = open_inputs(cli)?;
+    let part = match cli.parts.part {
+        Some(spec) => Some(PartPlan::new(
+            prog,
+            spec,
+            &options_text(cli),
+            argv,
+            &inputs.files,
+        )?),
+        None => None,
+    };
+    let mut ra = Ra {
         prog,
-        argv: &argv,
-        cli: &cli,
+        argv,
+        cli,
         concat,
         op,
         inputs: &inputs,
         sets: &sets,
+        merged: None,
     };
     let Some(list) = &cli.stations.list else {
         let target = ra.target(&inputs.output)?;
         let p = ra.prepare(specs, None, target)?;
+        if let Some(plan) = &part {
+            return ra.write_part(&p, plan);
+        }
+        if let Some(parts) = merging {
+            parts.check_run(prog, &options_text(cli), p.picks.len())?;
+            ra.merged = Some(parts.merge(&ra.partial_keys(&p))?);
+        }
         return ra.emit(p, None)?.commit();
     };
     if !concat {
@@ -168,6 +209,86 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         return ra.many_files(specs, &stations_list);
     }
     ra.station_form(specs, &stations_list)
+}
+
+/// The options of a split run that do not split: appending (`-A`, `--rec_apn`) and
+/// the station list.
+///
+/// Errors: each, naming it.
+fn refuse_in_parts(cli: &Cli) -> Result<()> {
+    let refused = [
+        (cli.std.common.append, "-A"),
+        (cli.rec_apn, "--rec_apn"),
+        (cli.stations.list.is_some(), "--list"),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        Some((_, name)) => Err(Error::option(
+            name,
+            "not with --part/--merge (append to the merged output afterwards)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The options of `cli` that decide a split run's result, as text for its identity
+/// ([`nco_core::partial::run_id`]): everything but the inputs and output (stamped
+/// separately), `--part`/`--merge`, and what the merge's own command line gives
+/// (`-O`, `-h`, `-D`, `-q`, `-t`, temporary-file switches).
+fn options_text(cli: &Cli) -> String {
+    let mut c = cli.clone();
+    c.std.files.clear();
+    c.inputs.nintap = None;
+    c.parts = cli::PartArgs::default();
+    let own = cli::CommonArgs {
+        gaa: c.std.common.gaa.clone(),
+        no_mmap: c.std.common.no_mmap,
+        ..cli::CommonArgs::default()
+    };
+    c.std.common = own;
+    format!("{c:?}")
+}
+
+/// `--merge`: the part files (positional, the last argument or `-o` the output)
+/// combined into the output of the run they record.
+///
+/// Errors: no part files or no output, other options than this command line's own,
+/// the parts' errors ([`Parts::open`], [`Parts::check_run`], [`Parts::merge`]), and
+/// the run's.
+fn merge(prog: &str, argv: &[OsString], cli: &Cli) -> Result<()> {
+    let bare: Cli = cli::recorded(command(), &[prog.to_string()])?;
+    let mut mine = cli.clone();
+    mine.std.common.output = None;
+    mine.std.common.path = None;
+    if options_text(&mine) != options_text(&bare) {
+        return Err(Error::option(
+            "--merge",
+            "takes the run's options from its part files: give only the part files, the output and -O, -h, -D, -q, -t",
+        ));
+    }
+    let mut files = cli.std.files.clone();
+    let out = match &cli.std.common.output {
+        Some(o) => o.clone(),
+        None => files
+            .pop()
+            .ok_or_else(|| Error::option("--merge", "no part files and output given"))?,
+    };
+    let parts = Parts::open(prog, &files)?;
+    let h = parts.header();
+    let mut run: Cli = cli::recorded(command(), &h.argv)?;
+    run.std.files = h.inputs.iter().map(|s| s.path.clone()).collect();
+    run.std.files.push(out);
+    run.inputs.nintap = None;
+    run.parts = cli::PartArgs::default();
+    let gaa = run.std.common.gaa.clone();
+    let no_mmap = run.std.common.no_mmap;
+    run.std.common = cli::CommonArgs {
+        gaa,
+        no_mmap,
+        output: None,
+        path: None,
+        ..cli.std.common.clone()
+    };
+    execute(prog, argv, &run, Some(parts))
 }
 
 /// The inputs (prefixed with `-p`) and the output of the command line, and the opened
@@ -217,6 +338,9 @@ struct Ra<'a> {
     op: Op,
     inputs: &'a multifile::Inputs,
     sets: &'a [Dataset],
+    /// `--merge`: the run's accumulators, combined from its parts, by
+    /// [`Ra::partial_key`].
+    merged: Option<HashMap<String, Accum>>,
 }
 
 /// Everything one output needs before its data: the selected variables, records and
@@ -279,8 +403,19 @@ impl Prepared {
     /// The records of output group `g` (all of them when there is one output record:
     /// without `--mro` or an interleave).
     fn group(&self, g: usize) -> impl Iterator<Item = &multifile::RecordPick> {
+        self.group_in(g, 0..self.picks.len())
+    }
+
+    /// The records of output group `g` among the picks `share` (a part's).
+    fn group_in(
+        &self,
+        g: usize,
+        share: Range<usize>,
+    ) -> impl Iterator<Item = &multifile::RecordPick> {
         let split = self.groups > 1;
-        self.picks.iter().filter(move |p| p.group == g || !split)
+        self.picks[share]
+            .iter()
+            .filter(move |p| p.group == g || !split)
     }
 }
 
@@ -648,6 +783,101 @@ impl Ra<'_> {
         Ok((out, meta, unfit))
     }
 
+    /// The accumulator of output group `g` of variable `v` (of the first input) over
+    /// the picks `share` (all of them, or a part's): every record's values, weighted
+    /// by `-w`, time values converted to the first input's units.
+    ///
+    /// Errors: the weight variable is missing from an input, read errors.
+    fn accumulate(
+        &self,
+        p: &Prepared,
+        v: usize,
+        pv: &ProcVar,
+        g: usize,
+        share: Range<usize>,
+    ) -> Result<Accum> {
+        let first = self.sets[0].meta();
+        let red = arith::reduction(first, v, self.op, arith::Reducer::Ncra);
+        let mut idx = p.sel.for_var(first, v);
+        let n: usize = idx[1..].iter().map(Vec::len).product();
+        let mut buf = Vec::new();
+        let mut acc = Accum::new(red.op, n);
+        for pick in p.group_in(g, share) {
+            let ds = &self.sets[pick.file];
+            let vid = ds.meta().var_like(first, v).unwrap_or(v);
+            idx[0] = vec![pick.record];
+            let w = record_weight(&p.weights, ds, pick)?;
+            let w = if red.weighted { w } else { 1.0 };
+            if p.times.get(pick.file, v).is_some() {
+                self.add_converted(&mut acc, p, pick.file, v, vid, &idx, pv, w)?;
+                continue;
+            }
+            let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
+            arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack, w, &mut buf)?;
+        }
+        Ok(acc)
+    }
+
+    /// The variables (of the first input) whose records ncra reduces: with their
+    /// position in the output plan and their arithmetic plan.
+    fn reduced<'p>(&self, p: &'p Prepared) -> Vec<(usize, &'p ProcVar)> {
+        let first = self.sets[0].meta();
+        if self.concat {
+            return Vec::new();
+        }
+        (0..p.vars.len())
+            .filter_map(|o| {
+                let v = p.vars[o];
+                let pv = p.procs[o].as_ref()?;
+                (first.is_record_var(&first.vars[v]) && p.meta.var_like(first, v).is_some())
+                    .then_some((v, pv))
+            })
+            .collect()
+    }
+
+    /// The keys of the partial results of the run planned as `p`, with their
+    /// statistics (what a merge expects of every part).
+    fn partial_keys(&self, p: &Prepared) -> HashMap<String, Op> {
+        let first = self.sets[0].meta();
+        let mut keys = HashMap::new();
+        for (v, _) in self.reduced(p) {
+            let op = arith::reduction(first, v, self.op, arith::Reducer::Ncra).op;
+            for g in 0..p.groups {
+                keys.insert(partial_key(first, v, g), op);
+            }
+        }
+        keys
+    }
+
+    /// `--part`: the accumulators of this part's share of the records, of every
+    /// reduced variable and output group, written to the part file (the output path)
+    /// as they are computed, variables in parallel windows.
+    ///
+    /// Errors: read errors, the part file cannot be written (named).
+    fn write_part(&self, p: &Prepared, plan: &PartPlan) -> Result<()> {
+        let first = self.sets[0].meta();
+        let share = plan.share(p.picks.len());
+        let reduced = self.reduced(p);
+        let mut file = plan.create(&p.target.path, self.prog)?;
+        let pb = nco_core::progress::bar(reduced.len() as u64, self.prog);
+        let compute = |k: usize| -> Result<Vec<Accum>> {
+            let (v, pv) = reduced[k];
+            let accs = (0..p.groups)
+                .map(|g| self.accumulate(p, v, pv, g, share.clone()))
+                .collect::<Result<Vec<_>>>()?;
+            pb.inc(1);
+            Ok(accs)
+        };
+        pipeline::for_each_ordered(reduced.len(), compute, |k, accs| {
+            for (g, acc) in accs.iter().enumerate() {
+                file.add(&partial_key(first, reduced[k].0, g), acc)?;
+            }
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        file.finish(p.picks.len())
+    }
+
     /// ncra's output records of variable `v` (of the first input), one per group:
     /// the statistic over the group's records of every input, weighted by `-w`, with
     /// the counts of results that did not fit the output type.
@@ -665,26 +895,15 @@ impl Ra<'_> {
         // coordinates) are averaged without weights whatever -y says (NCO 5.1.4).
         let red = arith::reduction(first, v, self.op, arith::Reducer::Ncra);
         let this_op = red.op;
-        let mut idx = p.sel.for_var(first, v);
-        let n: usize = idx[1..].iter().map(Vec::len).product();
-        let mut buf = Vec::new();
         let mut chunks = Vec::with_capacity(p.groups);
         let mut casts = Casts::default();
         for g in 0..p.groups {
-            let mut acc = Accum::new(this_op, n);
-            for pick in p.group(g) {
-                let ds = &self.sets[pick.file];
-                let vid = ds.meta().var_like(first, v).unwrap_or(v);
-                idx[0] = vec![pick.record];
-                let w = record_weight(&p.weights, ds, pick)?;
-                let w = if red.weighted { w } else { 1.0 };
-                if p.times.get(pick.file, v).is_some() {
-                    self.add_converted(&mut acc, p, pick.file, v, vid, &idx, pv, w)?;
-                    continue;
-                }
-                let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
-                arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack, w, &mut buf)?;
-            }
+            let acc = match &self.merged {
+                Some(m) => Cow::Borrowed(m.get(&partial_key(first, v, g)).ok_or_else(|| {
+                    Error::var(&first.vars[v].name, "internal: no merged partial result")
+                })?),
+                None => Cow::Owned(self.accumulate(p, v, pv, g, 0..p.picks.len())?),
+            };
             // -N gives the numerator of every average, coordinate-like ones too (NCO).
             let normalize = !cli.numerator;
             // Per-file weights of an average without a fill value take NCO 5.1.4's own
@@ -755,6 +974,12 @@ impl Ra<'_> {
         nco_core::kernels::add_elementwise(acc, &Values::Double(f), miss, None, w);
         Ok(())
     }
+}
+
+/// The key of the partial result of output group `g` of variable `v` of `first` in a
+/// part file.
+fn partial_key(first: &Meta, v: usize, g: usize) -> String {
+    format!("{}#{g}", first.var_path(v))
 }
 
 /// The weight of record `pick` of input `ds`.

@@ -44,6 +44,7 @@ mod ncra;
 mod ncrename;
 mod ncwa;
 mod options;
+mod parts;
 mod paths;
 mod print_options;
 mod printing;

@@ -398,6 +398,55 @@ pub struct ArithArgs {
     pub flt: bool,
 }
 
+/// Job-array mode of the reducing multi-file operators (ncra, nces): a run split
+/// across processes that need not share anything but a file system
+/// ([`crate::plan::partial`]).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PartArgs {
+    /// Compute only part I of N of the run (ncra: a share of the records; nces: of the
+    /// members) and write its partial statistic to the output, a part file for
+    /// --merge (e.g. one Slurm array task each: --part $((SLURM_ARRAY_TASK_ID+1))/N)
+    #[arg(long = "part", value_name = "I/N", value_parser = crate::rules::partial::PartSpec::parse)]
+    pub part: Option<crate::rules::partial::PartSpec>,
+    /// Combine the part files given (every part of one run, any order) into the output
+    /// the whole run writes: `ncra --merge part_*.nc out.nc` (the run's options come
+    /// from the parts; -O, -h, -D, -t from this command line)
+    #[arg(long = "merge", conflicts_with = "part")]
+    pub merge: bool,
+}
+
+impl PartArgs {
+    /// Refuse `--part`/`--merge` where the operator or mode does not split (`what`
+    /// names it, `why` says what to do instead).
+    ///
+    /// Errors: either option given, naming it.
+    pub fn refuse(&self, what: &str) -> Result<()> {
+        let name = if self.merge {
+            "--merge"
+        } else if self.part.is_some() {
+            "--part"
+        } else {
+            return Ok(());
+        };
+        Err(Error::option(
+            name,
+            format!(
+                "not supported for {what} yet (job-array mode splits ncra's and nces's statistics)"
+            ),
+        ))
+    }
+}
+
+/// The command line `argv` a part file recorded, parsed with `cmd` as the run that
+/// wrote the part parsed it (for `--merge` to plan the same output).
+///
+/// Errors: the recorded command line no longer parses (one line).
+pub fn recorded<C: clap::FromArgMatches>(cmd: clap::Command, argv: &[String]) -> Result<C> {
+    let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+    parse_with(cmd, &argv)?
+        .ok_or_else(|| Error::option("--merge", "the parts' recorded command line asks for help"))
+}
+
 /// Input-list options of the multi-file operators (ncra, ncrcat, nces, ncecat), and
 /// their `--md5_dgs`.
 #[derive(Args, Debug, Clone, Default)]

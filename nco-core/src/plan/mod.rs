@@ -9,5 +9,6 @@ pub mod digest;
 pub mod edit;
 pub mod extract;
 pub mod pair;
+pub mod partial;
 pub mod progress;
 pub mod target;

@@ -17,6 +17,7 @@ pub mod mask;
 pub mod multifile;
 pub mod names;
 pub mod packing;
+pub mod partial;
 pub mod quantize;
 pub mod rename;
 pub mod select;

@@ -1,0 +1,359 @@
+//! Runs split across processes without MPI (job arrays, background jobs): `--part I/N`
+//! computes the partial statistic of share I of N of a run's items (ncra's records,
+//! nces's members: [`crate::rules::partial`]) and writes it to a part file
+//! ([`nco_io::part`]); `--merge` reads every part of the run, checks they belong
+//! together, and combines their accumulators in part order into the ones a single
+//! process would have ended with, which the operator finishes and writes as usual.
+//!
+//! What is exact: counts, weight sums, minima, maxima and every integer-valued sum
+//! below 2^53 are the single process's, bit for bit. A floating-point sum is
+//! regrouped: ((a+b)+c)+d becomes (a+b)+(c+d), each in double precision, so a merged
+//! mean of n records differs from the single process's by at most about n·2⁻⁵³ of the
+//! sum of the magnitudes, before its rounding to the output type (which, for `float`
+//! outputs, almost always hides it).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+
+use crate::error::{Error, Result};
+use crate::kernels::reduce::{Accum, Op};
+use crate::rules::partial::PartSpec;
+use nco_io::part::{self, InputStamp, PartHeader, PartReader};
+
+/// The identity of a run: a digest of the operator, our version, `options` (the
+/// operator's parsed options with the inputs, the output and `--part` taken out, as
+/// text) and the stamps of its inputs. Every part of one run has the same; a part of
+/// another command line or of changed inputs has another.
+pub fn run_id(prog: &str, options: &str, stamps: &[InputStamp]) -> String {
+    let mut h = Md5::new();
+    for s in [prog, env!("CARGO_PKG_VERSION"), options] {
+        h.update(s.as_bytes());
+        h.update([0]);
+    }
+    for s in stamps {
+        h.update(s.path.as_os_str().as_encoded_bytes());
+        h.update([0]);
+        h.update(s.len.to_le_bytes());
+        h.update(s.mtime_ns.to_le_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The stamps of `inputs` now.
+///
+/// Errors: an input cannot be examined (named).
+pub fn stamps(inputs: &[PathBuf]) -> Result<Vec<InputStamp>> {
+    inputs.iter().map(|p| InputStamp::of(p)).collect()
+}
+
+/// One part of a run being computed: which part, the run's identity, its command line.
+pub struct PartPlan {
+    spec: PartSpec,
+    run: String,
+    argv: Vec<String>,
+    stamps: Vec<InputStamp>,
+}
+
+impl PartPlan {
+    /// Part `spec` of the run of `prog` with `options` ([`run_id`]) over `inputs`,
+    /// started by `argv` (recorded without `--part` for the merge to plan from).
+    ///
+    /// Errors: an argument that is not UTF-8 text (a part file records its command
+    /// line as text), an input that cannot be examined.
+    pub fn new(
+        prog: &str,
+        spec: PartSpec,
+        options: &str,
+        argv: &[OsString],
+        inputs: &[PathBuf],
+    ) -> Result<PartPlan> {
+        let mut args = Vec::with_capacity(argv.len());
+        let mut it = argv.iter();
+        while let Some(a) = it.next() {
+            let a = a.to_str().ok_or_else(|| {
+                Error::option(
+                    "--part",
+                    format!("argument {} is not UTF-8 text", a.to_string_lossy()),
+                )
+            })?;
+            if a == "--part" {
+                it.next();
+                continue;
+            }
+            if !a.starts_with("--part=") {
+                args.push(a.to_string());
+            }
+        }
+        let stamps = stamps(inputs)?;
+        Ok(PartPlan {
+            spec,
+            run: run_id(prog, options, &stamps),
+            argv: args,
+            stamps,
+        })
+    }
+
+    /// This part's share of `total` items.
+    pub fn share(&self, total: usize) -> Range<usize> {
+        self.spec.share(total)
+    }
+
+    /// Start the part file `dest` of `prog`, to which [`PartFile::add`] appends
+    /// accumulators as they are computed.
+    ///
+    /// Errors: as [`nco_io::part::PartWriter::create`].
+    pub fn create(&self, dest: &Path, prog: &str) -> Result<PartFile<'_>> {
+        Ok(PartFile {
+            plan: self,
+            prog: prog.to_string(),
+            w: part::PartWriter::create(dest, prog)?,
+            buf: Vec::new(),
+        })
+    }
+}
+
+/// A part file being written ([`PartPlan::create`]); nothing is left of it unless
+/// [`PartFile::finish`] succeeds.
+pub struct PartFile<'a> {
+    plan: &'a PartPlan,
+    prog: String,
+    w: part::PartWriter,
+    buf: Vec<u8>,
+}
+
+impl PartFile<'_> {
+    /// Append accumulator `acc` under `key` (the merge finds it by its key).
+    ///
+    /// Errors: the write fails (naming the part file).
+    pub fn add(&mut self, key: &str, acc: &Accum) -> Result<()> {
+        self.buf.clear();
+        acc.encode(&mut self.buf);
+        self.w.add(key, &self.buf)
+    }
+
+    /// Finish the part: its share of `total` items recorded, the file renamed into
+    /// place.
+    ///
+    /// Errors: a write fails (naming the part file).
+    pub fn finish(self, total: usize) -> Result<()> {
+        let plan = self.plan;
+        let share = plan.share(total);
+        let header = PartHeader {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            prog: self.prog,
+            run: plan.run.clone(),
+            part: plan.spec.index,
+            parts: plan.spec.count,
+            argv: plan.argv.clone(),
+            inputs: plan.stamps.clone(),
+            share: (share.start, share.end),
+            total,
+            entries: Vec::new(),
+        };
+        self.w.finish(header)
+    }
+}
+
+/// The part files of one run, their headers read and checked against each other, in
+/// part order.
+pub struct Parts {
+    readers: Vec<PartReader>,
+}
+
+impl Parts {
+    /// Open the part files `files` of a run of `prog` and check that they are every
+    /// part of one run, once each.
+    ///
+    /// Errors (each naming the file): not a part file, damaged or truncated, written
+    /// by another operator or version of nco-rs, a part of another run than the first
+    /// file's, a part given twice; a part of the run missing from `files`.
+    pub fn open(prog: &str, files: &[PathBuf]) -> Result<Parts> {
+        if files.is_empty() {
+            return Err(Error::option("--merge", "no part files given"));
+        }
+        let mut readers = Vec::with_capacity(files.len());
+        for f in files {
+            let r = PartReader::open(f)?;
+            let h = &r.header;
+            let why = if h.prog != prog {
+                Some(format!("a part file of {}, not of {prog}", h.prog))
+            } else if h.version != env!("CARGO_PKG_VERSION") {
+                Some(format!(
+                    "written by nco-rs {}, this is {}",
+                    h.version,
+                    env!("CARGO_PKG_VERSION")
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(format_error(f, why));
+            }
+            if let Some(first) = readers.first() {
+                let first: &PartReader = first;
+                let f0 = &first.header;
+                if h.run != f0.run || h.parts != f0.parts {
+                    return Err(format_error(
+                        f,
+                        format!(
+                            "a part of another run than {} (other options, inputs or part count: run {} of {} parts, not {} of {})",
+                            first.path().display(),
+                            short(&h.run),
+                            h.parts,
+                            short(&f0.run),
+                            f0.parts
+                        ),
+                    ));
+                }
+                if let Some(same) = readers
+                    .iter()
+                    .find(|o: &&PartReader| o.header.part == h.part)
+                {
+                    return Err(format_error(
+                        f,
+                        format!(
+                            "part {}/{} given twice (also {})",
+                            h.part,
+                            h.parts,
+                            same.path().display()
+                        ),
+                    ));
+                }
+            }
+            readers.push(r);
+        }
+        readers.sort_by_key(|r| r.header.part);
+        let h0 = &readers[0].header;
+        if let Some(missing) = (1..=h0.parts).find(|&k| !readers.iter().any(|r| r.header.part == k))
+        {
+            return Err(Error::option(
+                "--merge",
+                format!(
+                    "part {missing}/{} of run {} is missing (given: {} file(s); a failed part writes no file)",
+                    h0.parts,
+                    short(&h0.run),
+                    readers.len()
+                ),
+            ));
+        }
+        Ok(Parts { readers })
+    }
+
+    /// The first part's header: the run's command line and inputs.
+    pub fn header(&self) -> &PartHeader {
+        &self.readers[0].header
+    }
+
+    /// Check the run against what the merge planned from its command line: the
+    /// inputs unchanged since the parts were written, the same run identity for
+    /// `options`, and each part's share of `total` items the one its index gives.
+    ///
+    /// Errors: an input missing or changed (named), the identity or shares differ
+    /// (naming the part file).
+    pub fn check_run(&self, prog: &str, options: &str, total: usize) -> Result<()> {
+        let h0 = self.header();
+        for s in &h0.inputs {
+            let now = InputStamp::of(&s.path)?;
+            if &now != s {
+                return Err(format_error(
+                    &s.path,
+                    "input changed since the part files were written (size or modification time); compute the parts again",
+                ));
+            }
+        }
+        let run = run_id(prog, options, &h0.inputs);
+        for r in &self.readers {
+            let h = &r.header;
+            let spec = PartSpec {
+                index: h.part,
+                count: h.parts,
+            };
+            let share = spec.share(total);
+            if h.run != run {
+                return Err(format_error(
+                    r.path(),
+                    "its run's identity does not match its recorded command line and inputs",
+                ));
+            }
+            if h.total != total || (h.share.0, h.share.1) != (share.start, share.end) {
+                return Err(format_error(
+                    r.path(),
+                    format!(
+                        "holds items {}..{} of {}, the merge's plan gives part {}/{} items {}..{} of {total}",
+                        h.share.0, h.share.1, h.total, h.part, h.parts, share.start, share.end
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Combine the parts' accumulators, in part order, into one per key; `ops` gives
+    /// each key the merge expects and its statistic.
+    ///
+    /// Errors: an entry the merge does not expect, or an expected one a part lacks,
+    /// a damaged entry (naming the part file and key).
+    pub fn merge(mut self, ops: &HashMap<String, Op>) -> Result<HashMap<String, Accum>> {
+        let mut out: HashMap<String, Accum> = HashMap::with_capacity(ops.len());
+        for r in &mut self.readers {
+            let path = r.path().to_path_buf();
+            let mut seen = 0usize;
+            r.for_each_entry(|key, bytes| {
+                let op = *ops.get(key).ok_or_else(|| {
+                    format_error(
+                        &path,
+                        format!("holds {key}, which this run does not compute"),
+                    )
+                })?;
+                let (acc, used) = Accum::decode(op, bytes)
+                    .map_err(|e| format_error(&path, format!("{key}: {e}")))?;
+                if used != bytes.len() {
+                    return Err(format_error(
+                        &path,
+                        format!("{key}: damaged accumulator record"),
+                    ));
+                }
+                match out.get_mut(key) {
+                    Some(a) if a.len() == acc.len() => a.merge(&acc),
+                    Some(_) => {
+                        return Err(format_error(
+                            &path,
+                            format!("{key}: size differs between parts"),
+                        ))
+                    }
+                    None => {
+                        out.insert(key.to_string(), acc);
+                    }
+                }
+                seen += 1;
+                Ok(())
+            })?;
+            if seen != ops.len() {
+                let lacks = ops
+                    .keys()
+                    .find(|k| !r.header.entries.iter().any(|e| &e.key == *k));
+                return Err(format_error(
+                    &path,
+                    format!("lacks {}", lacks.map_or("an entry", |k| k.as_str())),
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn format_error(path: &Path, why: impl Into<String>) -> Error {
+    Error::Format {
+        path: path.display().to_string(),
+        reason: why.into(),
+    }
+}
+
+/// The first 12 digits of a run identity, for messages.
+fn short(run: &str) -> &str {
+    &run[..run.len().min(12)]
+}

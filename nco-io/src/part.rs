@@ -1,0 +1,233 @@
+//! Part files: the partial result of one share of a run split across processes
+//! (`--part I/N`, job arrays), combined by `--merge` into the output one process would
+//! have written.
+//!
+//! Layout (little-endian, our own; nothing else reads it):
+//!
+//! ```text
+//! "NCO-RS PART\n"   12 bytes, the magic
+//! entries           their bytes one after the other, in the header's order
+//! header            JSON (PartHeader): the run, this part's share, the entries
+//! header length     u64
+//! ```
+//!
+//! The header comes last so that a part is written as its entries are computed,
+//! without holding them all.
+//!
+//! A part file is written through a temporary file and renamed into place, as every
+//! output is ([`crate::output::TempOutput`]): a failed or killed part leaves no part
+//! file, so the merge reports it missing instead of combining half a result.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::output::TempOutput;
+
+/// The first bytes of every part file.
+pub const MAGIC: &[u8; 12] = b"NCO-RS PART\n";
+
+/// What identifies an input file's contents cheaply: its path as given, size in
+/// bytes and modification time (nanoseconds since the epoch). A merge refuses inputs
+/// whose stamp changed since the parts were written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputStamp {
+    /// The path as the run named it.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub len: u64,
+    /// Modification time, nanoseconds since 1970-01-01 UTC.
+    pub mtime_ns: i64,
+}
+
+impl InputStamp {
+    /// The stamp of `path` now.
+    ///
+    /// Errors: `path` cannot be examined (named).
+    pub fn of(path: &Path) -> Result<InputStamp> {
+        let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        Ok(InputStamp {
+            path: path.to_path_buf(),
+            len: m.len(),
+            mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+        })
+    }
+}
+
+/// One entry of a part file: a name the operator chose (a variable and output record,
+/// say) and its size in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The operator's key.
+    pub key: String,
+    /// Bytes.
+    pub len: u64,
+}
+
+/// The header of a part file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartHeader {
+    /// The nco-rs version that wrote it (a merge needs the same).
+    pub version: String,
+    /// The operator (`ncra`, `nces`).
+    pub prog: String,
+    /// The run's identity: a digest of the options and input stamps, the same for
+    /// every part of one run.
+    pub run: String,
+    /// This part, 1-based.
+    pub part: usize,
+    /// Number of parts of the run.
+    pub parts: usize,
+    /// The command line of the run (`--part` taken out), one argument each.
+    pub argv: Vec<String>,
+    /// The run's inputs, every one (not only this part's share).
+    pub inputs: Vec<InputStamp>,
+    /// This part's share of the run's items (records for ncra, members for nces):
+    /// `[first, end)` of `total`.
+    pub share: (usize, usize),
+    /// Number of items of the whole run.
+    pub total: usize,
+    /// The entries, in the order of their bytes.
+    pub entries: Vec<Entry>,
+}
+
+/// A part file being written, entry by entry, through a temporary file renamed into
+/// place by [`PartWriter::finish`] (dropped unfinished, it leaves nothing).
+pub struct PartWriter {
+    tmp: TempOutput,
+    w: std::io::BufWriter<std::fs::File>,
+    entries: Vec<Entry>,
+}
+
+impl PartWriter {
+    /// Start part file `dest` of `prog`.
+    ///
+    /// Errors: the folder is missing or not writable (naming it).
+    pub fn create(dest: &Path, prog: &str) -> Result<PartWriter> {
+        let tmp = TempOutput::new(dest, prog)?;
+        let f = std::fs::File::create(tmp.path()).map_err(|e| Error::io(dest, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        w.write_all(MAGIC).map_err(|e| Error::io(dest, e))?;
+        Ok(PartWriter {
+            tmp,
+            w,
+            entries: Vec::new(),
+        })
+    }
+
+    /// Append entry `key` with `bytes`.
+    ///
+    /// Errors: the write fails (naming the part file).
+    pub fn add(&mut self, key: &str, bytes: &[u8]) -> Result<()> {
+        self.w
+            .write_all(bytes)
+            .map_err(|e| Error::io(self.tmp.dest(), e))?;
+        self.entries.push(Entry {
+            key: key.to_string(),
+            len: bytes.len() as u64,
+        });
+        Ok(())
+    }
+
+    /// Write `header` (its entries set to those added) and its length, flush to disk
+    /// and rename the part file into place.
+    ///
+    /// Errors: a write fails (naming the part file).
+    pub fn finish(mut self, mut header: PartHeader) -> Result<()> {
+        header.entries = std::mem::take(&mut self.entries);
+        let dest = self.tmp.dest().to_path_buf();
+        let json = serde_json::to_vec(&header)
+            .map_err(|e| Error::msg(format!("{}: {e}", dest.display())))?;
+        let PartWriter { tmp, mut w, .. } = self;
+        let written = (|| -> std::io::Result<()> {
+            w.write_all(&json)?;
+            w.write_all(&(json.len() as u64).to_le_bytes())?;
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        })();
+        written.map_err(|e| Error::io(&dest, e))?;
+        tmp.commit()
+    }
+}
+
+/// An open part file: its header, the entries still to be read.
+pub struct PartReader {
+    path: PathBuf,
+    file: std::io::BufReader<std::fs::File>,
+    /// The header.
+    pub header: PartHeader,
+}
+
+impl PartReader {
+    /// Open part file `path` and read its header.
+    ///
+    /// Errors: `path` cannot be read, is not a part file, or its header is damaged or
+    /// its size does not match the entries it announces (a truncated file), naming it.
+    pub fn open(path: &Path) -> Result<PartReader> {
+        let bad = |why: &str| Error::Format {
+            path: path.display().to_string(),
+            reason: why.to_string(),
+        };
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut magic = [0u8; 12];
+        if size < 20 || f.read_exact(&mut magic).is_err() || &magic != MAGIC {
+            return Err(bad("not a part file of nco-rs (written by --part)"));
+        }
+        let mut tail = [0u8; 8];
+        f.seek(SeekFrom::End(-8))
+            .and_then(|_| f.read_exact(&mut tail))
+            .map_err(|e| Error::io(path, e))?;
+        let n = u64::from_le_bytes(tail);
+        if n > size - 20 {
+            return Err(bad("truncated or damaged part file (no header at its end)"));
+        }
+        let mut json = vec![0u8; n as usize];
+        f.seek(SeekFrom::Start(size - 8 - n))
+            .and_then(|_| f.read_exact(&mut json))
+            .map_err(|e| Error::io(path, e))?;
+        let header: PartHeader = serde_json::from_slice(&json)
+            .map_err(|e| bad(&format!("truncated or damaged part file ({e})")))?;
+        let body: u64 = header.entries.iter().map(|e| e.len).sum();
+        if 20 + n + body != size {
+            return Err(bad(&format!(
+                "truncated or damaged part file: {size} bytes, its header announces {}",
+                20 + n + body
+            )));
+        }
+        f.seek(SeekFrom::Start(12))
+            .map_err(|e| Error::io(path, e))?;
+        let file = std::io::BufReader::with_capacity(1 << 20, f);
+        Ok(PartReader {
+            path: path.to_path_buf(),
+            file,
+            header,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Read every entry in order, handing each (key, bytes) to `each`; stops at the
+    /// first error `each` returns.
+    ///
+    /// Errors: a read fails (naming the file), or `each`'s.
+    pub fn for_each_entry(
+        &mut self,
+        mut each: impl FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut buf = Vec::new();
+        for e in &self.header.entries {
+            buf.resize(e.len as usize, 0);
+            self.file
+                .read_exact(&mut buf)
+                .map_err(|err| Error::io(&self.path, err))?;
+            each(&e.key, &buf)?;
+        }
+        Ok(())
+    }
+}

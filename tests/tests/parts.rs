@@ -1,0 +1,299 @@
+//! Job-array mode (`--part I/N` and `--merge`, ours alone: NCO has neither): a run split
+//! into parts, each written by its own process, merged into the output the single
+//! process writes, whose values are NCO 5.1.4's. Bad parts are refused with one line
+//! naming the file, exit 1 and no output.
+
+use crate::common::cdl;
+use nco_tests::dump::compare;
+use nco_tests::{is_nco, nco, reference, Scratch};
+
+/// `count` record files `m01.nc..` of 3 records each: `time` (days, going on across
+/// files), `x(time)` float with decimals, `y(time, lon)` float with a `_FillValue` in
+/// some records, `n(time)` int, `lon(lon)` fixed. Returns their paths in order.
+fn members(s: &Scratch, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|f| {
+            let rec = |k: usize| f * 3 + k;
+            let list = |g: &dyn Fn(usize) -> String| (0..3).map(g).collect::<Vec<_>>().join(", ");
+            let time = list(&|k| (rec(k) as f64 + 0.5).to_string());
+            let x = list(&|k| format!("{:.3}", (rec(k) as f64 * 0.731).sin() * 10.0));
+            let y = list(&|k| {
+                let r = rec(k);
+                let a = if r % 4 == 1 {
+                    "-999".into()
+                } else {
+                    format!("{:.2}", r as f64 * 1.7)
+                };
+                format!("{a}, {:.4}, -3.25", 100.0 / (r + 1) as f64)
+            });
+            let n = list(&|k| (rec(k) * 7 % 11).to_string());
+            cdl(
+                s,
+                &format!("m{:02}", f + 1),
+                &format!(
+                    "netcdf m {{ dimensions: time = UNLIMITED ; lon = 3 ;
+variables:
+  double time(time) ; time:units = \"days since 2000-01-01\" ;
+  float x(time) ;
+  float y(time, lon) ; y:_FillValue = -999.f ;
+  int n(time) ;
+  float lon(lon) ;
+data: time = {time} ; x = {x} ; y = {y} ; n = {n} ; lon = 0, 120, 240 ; }}"
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `ncra OPTS --part k/parts INPUTS part_k.nc` for every k (in reverse, as an array's
+/// tasks may finish in any order); the part files in order.
+fn parts(s: &Scratch, op: &str, opts: &[&str], inputs: &[String], count: usize) -> Vec<String> {
+    let files: Vec<String> = (1..=count)
+        .map(|k| s.arg(&format!("part_{k}.nc")))
+        .collect();
+    for k in (1..=count).rev() {
+        nco(op)
+            .args(opts)
+            .arg("--part")
+            .arg(format!("{k}/{count}"))
+            .args(inputs)
+            .arg(&files[k - 1])
+            .succeeds();
+    }
+    files
+}
+
+#[test]
+fn ncra_parts_merge_to_the_single_process_output_and_ncos_values() {
+    if is_nco() {
+        return; // --part and --merge are ours
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 16);
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-y", "max"],
+        &["-y", "min"],
+        &["-y", "rmssdn"],
+        &["-y", "ttl", "-N"],
+        &["--mro", "-d", "time,2,40,3"],
+        &["-d", "time,5.0,30.0"],
+        &["-w", "1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8"],
+        &["-v", "y,n", "-C"],
+    ];
+    for opts in cases {
+        let whole = s.arg("whole.nc");
+        nco("ncra")
+            .arg("-O")
+            .args(*opts)
+            .args(&inputs)
+            .arg(&whole)
+            .succeeds();
+        let theirs = s.arg("nco.nc");
+        reference("ncra")
+            .arg("-O")
+            .args(*opts)
+            .args(&inputs)
+            .arg(&theirs)
+            .succeeds();
+        for count in [2, 3, 5, 16] {
+            let p = parts(
+                &s,
+                "ncra",
+                &["-O"],
+                &[
+                    opts.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
+                    inputs.clone(),
+                ]
+                .concat(),
+                count,
+            );
+            let merged = s.arg("merged.nc");
+            // Any order of the part files on the command line.
+            let mut given = p.clone();
+            given.reverse();
+            nco("ncra")
+                .args(["-O", "--merge"])
+                .args(&given)
+                .arg(&merged)
+                .succeeds();
+            // The same output as one process, within the regrouping of floating-point
+            // sums (plan::partial: at most about n·2^-53 of the sum of magnitudes before
+            // rounding to float), and NCO 5.1.4's values.
+            compare(&merged, &whole).rtol(1e-6).equal();
+            compare(&merged, &theirs).rtol(1e-6).equal();
+            if opts
+                .first()
+                .is_some_and(|o| ["max", "min"].contains(&opts[1]) && *o == "-y")
+            {
+                compare(&merged, &whole).equal();
+            }
+        }
+    }
+}
+
+#[test]
+fn ncra_merged_integers_counts_and_extremes_are_exact() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 7);
+    for opts in [
+        &["-v", "n,lon"][..],
+        &["-y", "max"],
+        &["-y", "mibs"],
+        &["-y", "ttl", "-v", "n"],
+    ] {
+        let whole = s.arg("whole.nc");
+        nco("ncra")
+            .arg("-O")
+            .args(opts)
+            .args(&inputs)
+            .arg(&whole)
+            .succeeds();
+        let all: Vec<String> = opts
+            .iter()
+            .map(|o| o.to_string())
+            .chain(inputs.iter().cloned())
+            .collect();
+        let p = parts(&s, "ncra", &["-O"], &all, 3);
+        let merged = s.arg("merged.nc");
+        nco("ncra")
+            .args(["-O", "--merge"])
+            .args(&p)
+            .arg(&merged)
+            .succeeds();
+        compare(&merged, &whole).equal();
+    }
+}
+
+/// `ncra --merge ARGS out.nc` fails with one line containing `needle`, exit 1, no
+/// output created and an existing one untouched (with -O).
+#[track_caller]
+fn merge_refused(s: &Scratch, args: &[String], needle: &str) {
+    let out = s.path("out.nc");
+    let _ = std::fs::remove_file(&out);
+    nco("ncra")
+        .arg("--merge")
+        .args(args)
+        .arg(&out)
+        .run()
+        .clean_failure(needle);
+    assert!(!out.exists(), "created {}", out.display());
+    std::fs::write(&out, b"older output").unwrap();
+    nco("ncra")
+        .args(["-O", "--merge"])
+        .args(args)
+        .arg(&out)
+        .run()
+        .clean_failure(needle);
+    assert_eq!(std::fs::read(&out).unwrap(), b"older output");
+    std::fs::remove_file(&out).unwrap();
+    let left: Vec<String> = s
+        .files()
+        .into_iter()
+        .filter(|f| f.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+#[test]
+fn ncra_bad_parts_are_refused_naming_the_file() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 4);
+    let p = parts(&s, "ncra", &[], &inputs, 3);
+    let other = s.arg("other.nc");
+    nco("ncra")
+        .args(["-y", "max", "--part", "2/3"])
+        .args(&inputs)
+        .arg(&other)
+        .succeeds();
+    let v = |xs: &[&String]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    merge_refused(&s, &v(&[&p[0], &p[2]]), "part 2/3 of run");
+    merge_refused(&s, &v(&[&p[0], &p[1], &p[1], &p[2]]), "given twice");
+    merge_refused(
+        &s,
+        &v(&[&p[0], &other, &p[2]]),
+        "a part of another run than",
+    );
+    merge_refused(
+        &s,
+        &v(&[&p[0], &inputs[0], &p[2]]),
+        "not a part file of nco-rs",
+    );
+    let bytes = std::fs::read(&p[2]).unwrap();
+    let cut = s.arg("cut.nc");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    merge_refused(
+        &s,
+        &v(&[&p[0], &p[1], &cut]),
+        "truncated or damaged part file",
+    );
+    let mut with_opts = vec!["-v".to_string(), "x".to_string()];
+    with_opts.extend(p.iter().cloned());
+    merge_refused(
+        &s,
+        &with_opts,
+        "takes the run's options from its part files",
+    );
+    // An input that changed after the parts were written.
+    let t = std::fs::File::options()
+        .append(true)
+        .open(&inputs[3])
+        .unwrap();
+    t.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30))
+        .unwrap();
+    drop(t);
+    merge_refused(&s, &p, "input changed since the part files were written");
+    // What does not split is refused before anything is written.
+    let out = s.arg("o.nc");
+    nco("ncrcat")
+        .args(["--part", "1/2"])
+        .args(&inputs)
+        .arg(&out)
+        .run()
+        .clean_failure("not supported for ncrcat");
+    nco("ncra")
+        .args(["--part", "3/2"])
+        .args(&inputs)
+        .arg(&out)
+        .run()
+        .clean_failure("is not I/N");
+    nco("ncra")
+        .args(["--rec_apn", "--part", "1/2"])
+        .args(&inputs)
+        .arg(&out)
+        .run()
+        .clean_failure("--rec_apn");
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn ncra_part_of_an_unreadable_input_writes_no_part_file() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let mut inputs = members(&s, 3);
+    let broken = s.arg("broken.nc");
+    std::fs::write(&broken, b"CDF\x01 not really").unwrap();
+    inputs.push(broken.clone());
+    let part = s.arg("part_2.nc");
+    nco("ncra")
+        .args(["--part", "2/2"])
+        .args(&inputs)
+        .arg(&part)
+        .run()
+        .clean_failure("broken.nc");
+    assert!(!std::path::Path::new(&part).exists());
+    let left: Vec<String> = s
+        .files()
+        .into_iter()
+        .filter(|f| f.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
