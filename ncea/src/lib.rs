@@ -14,7 +14,10 @@
 //! independent of the number of members: members are streamed into one accumulator.
 
 use clap::{CommandFactory, Parser};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ffi::OsString;
+use std::ops::Range;
 
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::{self, OperatorArgs};
@@ -24,6 +27,7 @@ use nco_core::hyperslab::Selection;
 use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
+use nco_core::partial::{PartPlan, Parts};
 use nco_core::select::SelectArgs;
 use nco_core::target::{Output, Target};
 use nco_core::types::Values;
@@ -31,11 +35,11 @@ use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
 /// nces / ncecat command line.
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "nces",
     about = "netCDF Ensemble Statistics (nces, ncea) and Ensemble Concatenator (ncecat), NCO-compatible",
-    after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'"
+    after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'\n  nces --part 1/2 m*.nc p1.nc                half of the members (one job of an array)\n  nces --merge p1.nc p2.nc mean.nc           the parts combined: the whole run's output"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -81,6 +85,21 @@ pub struct Cli {
     /// Numerator (nces): write the (weighted) sums, not divided by the weights or counts
     #[arg(short = 'N', long = "nmr", visible_aliases = ["numerator", "no_nrm_by_wgt", "no_normalize_by_weight"])]
     pub numerator: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub parts: cli::PartArgs,
+}
+
+impl cli::SplitCli for Cli {
+    fn std_mut(&mut self) -> &mut OperatorArgs {
+        &mut self.std
+    }
+    fn inputs_mut(&mut self) -> &mut cli::InputListArgs {
+        &mut self.inputs
+    }
+    fn parts_mut(&mut self) -> &mut cli::PartArgs {
+        &mut self.parts
+    }
 }
 
 /// nces's `-w`: one weight per member, in the order of the inputs.
@@ -138,6 +157,24 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let concat = prog == "ncecat";
     if concat {
         refuse_statistics(&cli)?;
+        cli.parts.refuse("ncecat")?;
+    }
+    if cli.parts.merge {
+        let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
+        return execute(prog, &argv, &run, Some(parts));
+    }
+    execute(prog, &argv, &cli, None)
+}
+
+/// One run of the command line `cli`; `merging`, the part files whose partial
+/// statistics replace the reading of members (`--merge`).
+fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
+    let concat = prog == "ncecat";
+    if (cli.parts.part.is_some() || merging.is_some()) && cli.std.common.append {
+        return Err(Error::option(
+            "-A",
+            "not with --part/--merge (append to the merged output afterwards)",
+        ));
     }
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
@@ -148,6 +185,16 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         cli.inputs.nintap.as_deref(),
     )?;
     let existing = cli.std.common.existing(prog, &inputs.output)?;
+    let part = match cli.parts.part {
+        Some(spec) => Some(PartPlan::new(
+            prog,
+            spec,
+            &cli::split_options_text(cli),
+            argv,
+            &inputs.files,
+        )?),
+        None => None,
+    };
     let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
     let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
@@ -157,25 +204,35 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     if let Some(w) = &cli.weights {
         check_weights(&w.0, sets.len(), op, cli.numerator)?;
     }
-    let mut target = cli.std.target(prog, &argv, &inputs.output, existing);
+    let mut target = cli.std.target(prog, argv, &inputs.output, existing);
     cli.inputs.digests_into(&mut target);
     target.provenance.source = inputs.files.first().cloned();
     if !cli.inputs.no_file_list {
         target.provenance.input_list = inputs.recorded();
     }
-    let members = Members {
+    let mut members = Members {
         prog,
         sets: &sets,
         sel: &sel,
         vars: &vars,
         weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
         numerator: cli.numerator,
+        share: 0..sets.len(),
+        merged: None,
     };
     if concat {
-        members.concatenate(&cli, &target, &sel_args)
-    } else {
-        members.reduce(&cli, op, &target, &sel_args)
+        return members.concatenate(cli, &target, &sel_args);
     }
+    if let Some(plan) = &part {
+        members.share = plan.share(sets.len());
+        return members.write_part(cli, op, &target, &sel_args, plan);
+    }
+    if let Some(parts) = merging {
+        parts.check_run(prog, &cli::split_options_text(cli), sets.len())?;
+        let procs = members.arithmetic(cli.arith.hdf_upk, &mut members.plan(&target, &sel_args)?);
+        members.merged = Some(parts.merge(&members.partial_keys(op, &procs))?);
+    }
+    members.reduce(cli, op, &target, &sel_args)
 }
 
 /// ncecat's refusal of the options of a statistic (`-y`, `-w`, `-N`, `--cb`).
@@ -216,6 +273,11 @@ struct Members<'a> {
     weights: Option<&'a [f64]>,
     /// nces `-N`: the sums, not normalised.
     numerator: bool,
+    /// The members accumulated (all of them, or a `--part`'s share).
+    share: Range<usize>,
+    /// `--merge`: the run's accumulators, combined from its parts, by unit key
+    /// ([`Members::unit_key`]).
+    merged: Option<HashMap<String, Accum>>,
 }
 
 impl Members<'_> {
@@ -246,15 +308,7 @@ impl Members<'_> {
     /// Errors: planning, reading and writing failures (named).
     fn reduce(&self, cli: &Cli, op: Op, target: &Target, sel_args: &SelectArgs) -> Result<()> {
         let first = self.sets[0].meta();
-        let mut meta = target
-            .plan_selection(
-                first,
-                self.vars,
-                self.sel,
-                &RecordChange::default(),
-                sel_args,
-            )?
-            .meta;
+        let mut meta = self.plan(target, sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
         // --cb: nces writes no cell_methods (NCO 5.1.4 keeps the members').
         let append = cli.std.common.append;
@@ -272,6 +326,114 @@ impl Members<'_> {
             Ok((out, meta, unfit))
         })?;
         out.commit()
+    }
+
+    /// nces's output definitions (before the arithmetic's), planned into `target`.
+    ///
+    /// Errors: planning failures (named).
+    fn plan(&self, target: &Target, sel_args: &SelectArgs) -> Result<Meta> {
+        let first = self.sets[0].meta();
+        Ok(target
+            .plan_selection(
+                first,
+                self.vars,
+                self.sel,
+                &RecordChange::default(),
+                sel_args,
+            )?
+            .meta)
+    }
+
+    /// The units of work of nces's computed variables: (position in `vars`, first row,
+    /// rows), rows of about 256 KiB, in output order.
+    fn units(&self, procs: &[Option<ProcVar>]) -> Vec<(usize, usize, usize)> {
+        let first = self.sets[0].meta();
+        let mut units = Vec::new();
+        for (o, &v) in self.vars.iter().enumerate() {
+            if procs[o].is_none() {
+                continue;
+            }
+            let idx = self.sel.for_var(first, v);
+            let blocks = pipeline::row_blocks(&idx, first.vars[v].ty.size(), 256 << 10);
+            units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
+        }
+        units
+    }
+
+    /// The key of the partial result of unit (variable `o`, first row `pos`) in a part
+    /// file.
+    fn unit_key(&self, o: usize, pos: usize) -> String {
+        format!("{}@{pos}", self.sets[0].meta().var_path(self.vars[o]))
+    }
+
+    /// The keys of the partial results of the run, with their statistic `op` (what a
+    /// merge expects of every part).
+    fn partial_keys(&self, op: Op, procs: &[Option<ProcVar>]) -> HashMap<String, Op> {
+        self.units(procs)
+            .into_iter()
+            .map(|(o, pos, _)| (self.unit_key(o, pos), op))
+            .collect()
+    }
+
+    /// The accumulator of unit `(o, pos, len)` over the members of [`Members::share`],
+    /// weighted by `-w`.
+    ///
+    /// Errors: read errors.
+    fn accumulate(
+        &self,
+        op: Op,
+        pv: &ProcVar,
+        (o, pos, len): (usize, usize, usize),
+    ) -> Result<Accum> {
+        let first = self.sets[0].meta();
+        let v = self.vars[o];
+        let mut idx = self.sel.for_var(first, v);
+        if let Some(f) = idx.first_mut() {
+            *f = f[pos..pos + len].to_vec();
+        }
+        let n: usize = idx.iter().map(Vec::len).product();
+        let mut acc = Accum::new(op, n);
+        let mut buf = Vec::new();
+        for m in self.share.clone() {
+            let ds = &self.sets[m];
+            let id = ds.meta().var_like(first, v).unwrap_or(v);
+            let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
+            let w = self.weights.map_or(1.0, |w| w[m]);
+            arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
+        }
+        Ok(acc)
+    }
+
+    /// `--part`: the accumulators of this part's share of the members, unit by unit
+    /// in parallel windows, written to the part file (the output path) as they come.
+    ///
+    /// Errors: planning and read errors, the part file cannot be written (named).
+    fn write_part(
+        &self,
+        cli: &Cli,
+        op: Op,
+        target: &Target,
+        sel_args: &SelectArgs,
+        plan: &PartPlan,
+    ) -> Result<()> {
+        let mut meta = self.plan(target, sel_args)?;
+        let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
+        let units = self.units(&procs);
+        let mut file = plan.create(&target.path, self.prog)?;
+        let pb = nco_core::progress::bar(units.len() as u64, self.prog);
+        let compute = |u: usize| -> Result<Accum> {
+            let pv = procs[units[u].0]
+                .as_ref()
+                .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
+            let acc = self.accumulate(op, pv, units[u])?;
+            pb.inc(1);
+            Ok(acc)
+        };
+        pipeline::for_each_ordered(units.len(), compute, |u, acc| {
+            file.add(&self.unit_key(units[u].0, units[u].1), &acc)
+        })?;
+        pb.finish_and_clear();
+        file.finish(self.sets.len())
     }
 
     /// ncecat's output definitions: the new leading record dimension (`-u`, `record`
@@ -378,34 +540,21 @@ impl Members<'_> {
                 out.copy_unchanged(&sets[0], v, sel, o)?;
             }
         }
-        let mut units: Vec<(usize, usize, usize)> = Vec::new();
-        for (o, &v) in vars.iter().enumerate() {
-            if procs[o].is_none() {
-                continue;
-            }
-            let idx = sel.for_var(first, v);
-            let blocks = pipeline::row_blocks(&idx, first.vars[v].ty.size(), 256 << 10);
-            units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
-        }
+        let units = self.units(procs);
         let compute = |u: usize| -> Result<(Values, Casts)> {
-            let (o, pos, len) = units[u];
-            let v = vars[o];
+            let (o, pos, _) = units[u];
             let pv = procs[o]
                 .as_ref()
                 .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
-            let mut idx = sel.for_var(first, v);
-            if let Some(f) = idx.first_mut() {
-                *f = f[pos..pos + len].to_vec();
-            }
-            let n: usize = idx.iter().map(Vec::len).product();
-            let mut acc = Accum::new(op, n);
-            let mut buf = Vec::new();
-            for (m, ds) in sets.iter().enumerate() {
-                let id = ds.meta().var_like(first, v).unwrap_or(v);
-                let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
-                let w = self.weights.map_or(1.0, |w| w[m]);
-                arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
-            }
+            let acc = match &self.merged {
+                Some(m) => Cow::Borrowed(m.get(&self.unit_key(o, pos)).ok_or_else(|| {
+                    Error::var(
+                        &first.vars[vars[o]].name,
+                        "internal: no merged partial result",
+                    )
+                })?),
+                None => Cow::Owned(self.accumulate(op, pv, units[u])?),
+            };
             if self.numerator {
                 // -N: the bare (weighted) sums, as NCO 5.1.4's nces and ncra write
                 // them; an element no member has stays missing (NCO writes 0 there).

@@ -147,9 +147,22 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         cli.parts.refuse("ncrcat")?;
     }
     if cli.parts.merge {
-        return merge(prog, &argv, &cli);
+        let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
+        return execute(prog, &argv, &run, Some(parts));
     }
     execute(prog, &argv, &cli, None)
+}
+
+impl cli::SplitCli for Cli {
+    fn std_mut(&mut self) -> &mut OperatorArgs {
+        &mut self.std
+    }
+    fn inputs_mut(&mut self) -> &mut cli::InputListArgs {
+        &mut self.inputs
+    }
+    fn parts_mut(&mut self) -> &mut cli::PartArgs {
+        &mut self.parts
+    }
 }
 
 /// One run of the command line `cli`; `merging`, the part files whose partial
@@ -166,7 +179,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         Some(spec) => Some(PartPlan::new(
             prog,
             spec,
-            &options_text(cli),
+            &cli::split_options_text(cli),
             argv,
             &inputs.files,
         )?),
@@ -189,7 +202,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
             return ra.write_part(&p, plan);
         }
         if let Some(parts) = merging {
-            parts.check_run(prog, &options_text(cli), p.picks.len())?;
+            parts.check_run(prog, &cli::split_options_text(cli), p.picks.len())?;
             ra.merged = Some(parts.merge(&ra.partial_keys(&p))?);
         }
         return ra.emit(p, None)?.commit();
@@ -228,67 +241,6 @@ fn refuse_in_parts(cli: &Cli) -> Result<()> {
         )),
         None => Ok(()),
     }
-}
-
-/// The options of `cli` that decide a split run's result, as text for its identity
-/// ([`nco_core::partial::run_id`]): everything but the inputs and output (stamped
-/// separately), `--part`/`--merge`, and what the merge's own command line gives
-/// (`-O`, `-h`, `-D`, `-q`, `-t`, temporary-file switches).
-fn options_text(cli: &Cli) -> String {
-    let mut c = cli.clone();
-    c.std.files.clear();
-    c.inputs.nintap = None;
-    c.parts = cli::PartArgs::default();
-    let own = cli::CommonArgs {
-        gaa: c.std.common.gaa.clone(),
-        no_mmap: c.std.common.no_mmap,
-        ..cli::CommonArgs::default()
-    };
-    c.std.common = own;
-    format!("{c:?}")
-}
-
-/// `--merge`: the part files (positional, the last argument or `-o` the output)
-/// combined into the output of the run they record.
-///
-/// Errors: no part files or no output, other options than this command line's own,
-/// the parts' errors ([`Parts::open`], [`Parts::check_run`], [`Parts::merge`]), and
-/// the run's.
-fn merge(prog: &str, argv: &[OsString], cli: &Cli) -> Result<()> {
-    let bare: Cli = cli::recorded(command(), &[prog.to_string()])?;
-    let mut mine = cli.clone();
-    mine.std.common.output = None;
-    mine.std.common.path = None;
-    if options_text(&mine) != options_text(&bare) {
-        return Err(Error::option(
-            "--merge",
-            "takes the run's options from its part files: give only the part files, the output and -O, -h, -D, -q, -t",
-        ));
-    }
-    let mut files = cli.std.files.clone();
-    let out = match &cli.std.common.output {
-        Some(o) => o.clone(),
-        None => files
-            .pop()
-            .ok_or_else(|| Error::option("--merge", "no part files and output given"))?,
-    };
-    let parts = Parts::open(prog, &files)?;
-    let h = parts.header();
-    let mut run: Cli = cli::recorded(command(), &h.argv)?;
-    run.std.files = h.inputs.iter().map(|s| s.path.clone()).collect();
-    run.std.files.push(out);
-    run.inputs.nintap = None;
-    run.parts = cli::PartArgs::default();
-    let gaa = run.std.common.gaa.clone();
-    let no_mmap = run.std.common.no_mmap;
-    run.std.common = cli::CommonArgs {
-        gaa,
-        no_mmap,
-        output: None,
-        path: None,
-        ..cli.std.common.clone()
-    };
-    execute(prog, argv, &run, Some(parts))
 }
 
 /// The inputs (prefixed with `-p`) and the output of the command line, and the opened

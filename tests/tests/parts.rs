@@ -297,3 +297,68 @@ fn ncra_part_of_an_unreadable_input_writes_no_part_file() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+#[test]
+fn nces_parts_merge_to_the_single_process_output_and_ncos_values() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 6);
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-y", "max"],
+        &["-y", "rmssdn"],
+        &["-d", "lon,1,2", "-v", "y"],
+        &["-w", "1,2,3,4,5,6"],
+    ];
+    for opts in cases {
+        let whole = s.arg("whole.nc");
+        nco("nces")
+            .arg("-O")
+            .args(*opts)
+            .args(&inputs)
+            .arg(&whole)
+            .succeeds();
+        let theirs = s.arg("nco.nc");
+        reference("nces")
+            .arg("-O")
+            .args(*opts)
+            .args(&inputs)
+            .arg(&theirs)
+            .succeeds();
+        let all: Vec<String> = opts
+            .iter()
+            .map(|o| o.to_string())
+            .chain(inputs.iter().cloned())
+            .collect();
+        // Eight parts of six members: two parts have no member and merge as nothing.
+        for count in [2, 4, 8] {
+            let p = parts(&s, "nces", &["-O"], &all, count);
+            let merged = s.arg("merged.nc");
+            nco("nces")
+                .args(["-O", "--merge"])
+                .args(&p)
+                .arg(&merged)
+                .succeeds();
+            compare(&merged, &whole).rtol(1e-6).equal();
+            compare(&merged, &theirs).rtol(1e-6).equal();
+        }
+    }
+    // A part file of nces is not one of ncra, and ncecat does not split.
+    let p = parts(&s, "nces", &["-O"], &inputs, 2);
+    let out = s.arg("o.nc");
+    nco("ncra")
+        .arg("--merge")
+        .args(&p)
+        .arg(&out)
+        .run()
+        .clean_failure("a part file of nces, not of ncra");
+    nco("ncecat")
+        .args(["--part", "1/2"])
+        .args(&inputs)
+        .arg(&out)
+        .run()
+        .clean_failure("not supported for ncecat");
+    assert!(!std::path::Path::new(&out).exists());
+}

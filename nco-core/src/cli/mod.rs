@@ -437,6 +437,86 @@ impl PartArgs {
     }
 }
 
+/// The command line of an operator that splits (`--part`, `--merge`): the argument
+/// groups the job-array helpers change.
+pub trait SplitCli: clap::FromArgMatches + Clone + std::fmt::Debug {
+    /// The operator's files, output and common options.
+    fn std_mut(&mut self) -> &mut OperatorArgs;
+    /// The input-list options (`-n`).
+    fn inputs_mut(&mut self) -> &mut InputListArgs;
+    /// `--part`, `--merge`.
+    fn parts_mut(&mut self) -> &mut PartArgs;
+}
+
+/// The options of `cli` that decide a split run's result, as text for its identity
+/// ([`crate::plan::partial::run_id`]): everything but the inputs and output (stamped
+/// separately), `--part`/`--merge`, and what the merge's own command line gives (`-O`,
+/// `-h`, `-D`, `-q`, `-t`, `-p`, temporary-file switches).
+pub fn split_options_text<C: SplitCli>(cli: &C) -> String {
+    let mut c = cli.clone();
+    c.std_mut().files.clear();
+    c.inputs_mut().nintap = None;
+    *c.parts_mut() = PartArgs::default();
+    let common = &mut c.std_mut().common;
+    *common = CommonArgs {
+        gaa: common.gaa.clone(),
+        no_mmap: common.no_mmap,
+        ..CommonArgs::default()
+    };
+    format!("{c:?}")
+}
+
+/// `--merge`: the part files of `cli` (positional; the last argument or `-o` is the
+/// output) opened and checked, and the command line of the run they record, with the
+/// run's inputs, this command line's output and its own common options (`-O`, `-h`,
+/// `-D`, `-q`, `-t`). `cmd` is the operator's clap command.
+///
+/// Errors: options other than those given (the run's come from its parts), no part
+/// files or no output, and those of [`crate::plan::partial::Parts::open`].
+pub fn merge_command_line<C: SplitCli>(
+    prog: &str,
+    cmd: impl Fn() -> clap::Command,
+    cli: &C,
+) -> Result<(C, crate::plan::partial::Parts)> {
+    let mut bare: C = recorded(cmd(), &[prog.to_string()])?;
+    bare.parts_mut().merge = true;
+    if split_options_text(cli) != split_options_text(&bare) {
+        return Err(Error::option(
+            "--merge",
+            "takes the run's options from its part files: give only the part files, the output and -O, -h, -D, -q, -t",
+        ));
+    }
+    let mut mine = cli.clone();
+    let std = mine.std_mut();
+    let mut files = std::mem::take(&mut std.files);
+    let out = match std.common.output.take() {
+        Some(o) => o,
+        None => files
+            .pop()
+            .ok_or_else(|| Error::option("--merge", "no part files and output given"))?,
+    };
+    let files: Vec<PathBuf> = files
+        .iter()
+        .map(|f| with_prefix(std.common.path.as_deref(), f))
+        .collect();
+    let parts = crate::plan::partial::Parts::open(prog, &files)?;
+    let h = parts.header();
+    let mut run: C = recorded(cmd(), &h.argv)?;
+    *run.parts_mut() = PartArgs::default();
+    run.inputs_mut().nintap = None;
+    let std = run.std_mut();
+    std.files = h.inputs.iter().map(|s| s.path.clone()).collect();
+    std.files.push(out);
+    std.common = CommonArgs {
+        gaa: std.common.gaa.clone(),
+        no_mmap: std.common.no_mmap,
+        output: None,
+        path: None,
+        ..mine.std_mut().common.clone()
+    };
+    Ok((run, parts))
+}
+
 /// The command line `argv` a part file recorded, parsed with `cmd` as the run that
 /// wrote the part parsed it (for `--merge` to plan the same output).
 ///
