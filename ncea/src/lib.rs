@@ -90,17 +90,7 @@ pub struct Cli {
     pub parts: cli::PartArgs,
 }
 
-impl cli::SplitCli for Cli {
-    fn std_mut(&mut self) -> &mut OperatorArgs {
-        &mut self.std
-    }
-    fn inputs_mut(&mut self) -> &mut cli::InputListArgs {
-        &mut self.inputs
-    }
-    fn parts_mut(&mut self) -> &mut cli::PartArgs {
-        &mut self.parts
-    }
-}
+nco_core::split_cli!(Cli);
 
 /// nces's `-w`: one weight per member, in the order of the inputs.
 #[derive(Clone, Debug)]
@@ -185,16 +175,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         cli.inputs.nintap.as_deref(),
     )?;
     let existing = cli.std.common.existing(prog, &inputs.output)?;
-    let part = match cli.parts.part {
-        Some(spec) => Some(PartPlan::new(
-            prog,
-            spec,
-            &cli::split_options_text(cli),
-            argv,
-            &inputs.files,
-        )?),
-        None => None,
-    };
+    let part = cli::part_plan(prog, cli, argv, &inputs.files)?;
     let sets = multifile::open_all(&inputs.files)?;
     let first = sets[0].meta();
     let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;

@@ -153,17 +153,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     execute(prog, &argv, &cli, None)
 }
 
-impl cli::SplitCli for Cli {
-    fn std_mut(&mut self) -> &mut OperatorArgs {
-        &mut self.std
-    }
-    fn inputs_mut(&mut self) -> &mut cli::InputListArgs {
-        &mut self.inputs
-    }
-    fn parts_mut(&mut self) -> &mut cli::PartArgs {
-        &mut self.parts
-    }
-}
+nco_core::split_cli!(Cli);
 
 /// One run of the command line `cli`; `merging`, the part files whose partial
 /// statistics replace the reading of records (`--merge`).
@@ -175,16 +165,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         refuse_in_parts(cli)?;
     }
     let (inputs, sets) = open_inputs(cli)?;
-    let part = match cli.parts.part {
-        Some(spec) => Some(PartPlan::new(
-            prog,
-            spec,
-            &cli::split_options_text(cli),
-            argv,
-            &inputs.files,
-        )?),
-        None => None,
-    };
+    let part = cli::part_plan(prog, cli, argv, &inputs.files)?;
     let mut ra = Ra {
         prog,
         argv,

@@ -63,6 +63,57 @@ fn parts(s: &Scratch, op: &str, opts: &[&str], inputs: &[String], count: usize) 
     files
 }
 
+/// `op OPTS INPUTS` run whole, by NCO 5.1.4, and split into each of `counts` parts
+/// then merged (the part files given in reverse order): the merged output is the
+/// whole run's and has NCO's values, within the regrouping of floating-point sums
+/// (plan::partial: at most about n·2^-53 of the sum of magnitudes before rounding to
+/// float); exactly the whole run's when `exact`.
+#[track_caller]
+fn split_matches_whole(
+    s: &Scratch,
+    op: &str,
+    opts: &[&str],
+    inputs: &[String],
+    counts: &[usize],
+    exact: bool,
+) {
+    let whole = s.arg("whole.nc");
+    nco(op)
+        .arg("-O")
+        .args(opts)
+        .args(inputs)
+        .arg(&whole)
+        .succeeds();
+    let theirs = s.arg("nco.nc");
+    reference(op)
+        .arg("-O")
+        .args(opts)
+        .args(inputs)
+        .arg(&theirs)
+        .succeeds();
+    let all: Vec<String> = opts
+        .iter()
+        .map(|o| o.to_string())
+        .chain(inputs.iter().cloned())
+        .collect();
+    for &count in counts {
+        let mut given = parts(s, op, &["-O"], &all, count);
+        given.reverse();
+        let merged = s.arg("merged.nc");
+        nco(op)
+            .args(["-O", "--merge"])
+            .args(&given)
+            .arg(&merged)
+            .succeeds();
+        compare(&merged, &theirs).rtol(1e-6).equal();
+        if exact {
+            compare(&merged, &whole).equal();
+        } else {
+            compare(&merged, &whole).rtol(1e-6).equal();
+        }
+    }
+}
+
 #[test]
 fn ncra_parts_merge_to_the_single_process_output_and_ncos_values() {
     if is_nco() {
@@ -70,65 +121,19 @@ fn ncra_parts_merge_to_the_single_process_output_and_ncos_values() {
     }
     let s = Scratch::new();
     let inputs = members(&s, 16);
-    let cases: &[&[&str]] = &[
-        &[],
-        &["-y", "max"],
-        &["-y", "min"],
-        &["-y", "rmssdn"],
-        &["-y", "ttl", "-N"],
-        &["--mro", "-d", "time,2,40,3"],
-        &["-d", "time,5.0,30.0"],
-        &["-w", "1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8"],
-        &["-v", "y,n", "-C"],
+    let cases: &[(&[&str], bool)] = &[
+        (&[], false),
+        (&["-y", "max"], true),
+        (&["-y", "min"], true),
+        (&["-y", "rmssdn"], false),
+        (&["-y", "ttl", "-N"], false),
+        (&["--mro", "-d", "time,2,40,3"], false),
+        (&["-d", "time,5.0,30.0"], false),
+        (&["-w", "1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8"], false),
+        (&["-v", "y,n", "-C"], false),
     ];
-    for opts in cases {
-        let whole = s.arg("whole.nc");
-        nco("ncra")
-            .arg("-O")
-            .args(*opts)
-            .args(&inputs)
-            .arg(&whole)
-            .succeeds();
-        let theirs = s.arg("nco.nc");
-        reference("ncra")
-            .arg("-O")
-            .args(*opts)
-            .args(&inputs)
-            .arg(&theirs)
-            .succeeds();
-        for count in [2, 3, 5, 16] {
-            let p = parts(
-                &s,
-                "ncra",
-                &["-O"],
-                &[
-                    opts.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
-                    inputs.clone(),
-                ]
-                .concat(),
-                count,
-            );
-            let merged = s.arg("merged.nc");
-            // Any order of the part files on the command line.
-            let mut given = p.clone();
-            given.reverse();
-            nco("ncra")
-                .args(["-O", "--merge"])
-                .args(&given)
-                .arg(&merged)
-                .succeeds();
-            // The same output as one process, within the regrouping of floating-point
-            // sums (plan::partial: at most about n·2^-53 of the sum of magnitudes before
-            // rounding to float), and NCO 5.1.4's values.
-            compare(&merged, &whole).rtol(1e-6).equal();
-            compare(&merged, &theirs).rtol(1e-6).equal();
-            if opts
-                .first()
-                .is_some_and(|o| ["max", "min"].contains(&opts[1]) && *o == "-y")
-            {
-                compare(&merged, &whole).equal();
-            }
-        }
+    for (opts, exact) in cases {
+        split_matches_whole(&s, "ncra", opts, &inputs, &[2, 3, 5, 16], *exact);
     }
 }
 
@@ -190,6 +195,12 @@ fn merge_refused(s: &Scratch, args: &[String], needle: &str) {
         .clean_failure(needle);
     assert_eq!(std::fs::read(&out).unwrap(), b"older output");
     std::fs::remove_file(&out).unwrap();
+    no_temporaries(s);
+}
+
+/// No temporary file is left in the scratch folder.
+#[track_caller]
+fn no_temporaries(s: &Scratch) {
     let left: Vec<String> = s
         .files()
         .into_iter()
@@ -290,12 +301,7 @@ fn ncra_part_of_an_unreadable_input_writes_no_part_file() {
         .run()
         .clean_failure("broken.nc");
     assert!(!std::path::Path::new(&part).exists());
-    let left: Vec<String> = s
-        .files()
-        .into_iter()
-        .filter(|f| f.contains(".tmp"))
-        .collect();
-    assert!(left.is_empty(), "temporary files left: {left:?}");
+    no_temporaries(&s);
 }
 
 #[test]
@@ -305,45 +311,16 @@ fn nces_parts_merge_to_the_single_process_output_and_ncos_values() {
     }
     let s = Scratch::new();
     let inputs = members(&s, 6);
-    let cases: &[&[&str]] = &[
-        &[],
-        &["-y", "max"],
-        &["-y", "rmssdn"],
-        &["-d", "lon,1,2", "-v", "y"],
-        &["-w", "1,2,3,4,5,6"],
+    let cases: &[(&[&str], bool)] = &[
+        (&[], false),
+        (&["-y", "max"], true),
+        (&["-y", "rmssdn"], false),
+        (&["-d", "lon,1,2", "-v", "y"], false),
+        (&["-w", "1,2,3,4,5,6"], false),
     ];
-    for opts in cases {
-        let whole = s.arg("whole.nc");
-        nco("nces")
-            .arg("-O")
-            .args(*opts)
-            .args(&inputs)
-            .arg(&whole)
-            .succeeds();
-        let theirs = s.arg("nco.nc");
-        reference("nces")
-            .arg("-O")
-            .args(*opts)
-            .args(&inputs)
-            .arg(&theirs)
-            .succeeds();
-        let all: Vec<String> = opts
-            .iter()
-            .map(|o| o.to_string())
-            .chain(inputs.iter().cloned())
-            .collect();
-        // Eight parts of six members: two parts have no member and merge as nothing.
-        for count in [2, 4, 8] {
-            let p = parts(&s, "nces", &["-O"], &all, count);
-            let merged = s.arg("merged.nc");
-            nco("nces")
-                .args(["-O", "--merge"])
-                .args(&p)
-                .arg(&merged)
-                .succeeds();
-            compare(&merged, &whole).rtol(1e-6).equal();
-            compare(&merged, &theirs).rtol(1e-6).equal();
-        }
+    // Eight parts of six members: two parts have no member and merge as nothing.
+    for (opts, exact) in cases {
+        split_matches_whole(&s, "nces", opts, &inputs, &[2, 4, 8], *exact);
     }
     // A part file of nces is not one of ncra, and ncecat does not split.
     let p = parts(&s, "nces", &["-O"], &inputs, 2);

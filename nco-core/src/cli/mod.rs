@@ -466,6 +466,24 @@ pub fn split_options_text<C: SplitCli>(cli: &C) -> String {
     format!("{c:?}")
 }
 
+/// `--part`: the plan of this part of the run of `cli` over `inputs` (its identity
+/// from [`split_options_text`]); `None` without `--part`.
+///
+/// Errors: as [`crate::plan::partial::PartPlan::new`].
+pub fn part_plan<C: SplitCli>(
+    prog: &str,
+    cli: &C,
+    argv: &[OsString],
+    inputs: &[PathBuf],
+) -> Result<Option<crate::plan::partial::PartPlan>> {
+    let mut c = cli.clone();
+    let Some(spec) = c.parts_mut().part else {
+        return Ok(None);
+    };
+    let options = split_options_text(cli);
+    crate::plan::partial::PartPlan::new(prog, spec, &options, argv, inputs).map(Some)
+}
+
 /// `--merge`: the part files of `cli` (positional; the last argument or `-o` is the
 /// output) opened and checked, and the command line of the run they record, with the
 /// run's inputs, this command line's output and its own common options (`-O`, `-h`,
@@ -1250,6 +1268,26 @@ fn fail_exit() -> ! {
     let _ = std::io::stderr().flush();
     // SAFETY: `_exit` ends the process at once; nothing of ours is left to drop.
     unsafe { libc::_exit(1) }
+}
+
+/// [`cli::SplitCli`](crate::cli::SplitCli) for an operator's command line `$cli` whose
+/// argument groups are the fields `std` ([`OperatorArgs`]), `inputs`
+/// ([`InputListArgs`]) and `parts` ([`PartArgs`]): `nco_core::split_cli!(Cli);`.
+#[macro_export]
+macro_rules! split_cli {
+    ($cli:ty) => {
+        impl $crate::cli::SplitCli for $cli {
+            fn std_mut(&mut self) -> &mut $crate::cli::OperatorArgs {
+                &mut self.std
+            }
+            fn inputs_mut(&mut self) -> &mut $crate::cli::InputListArgs {
+                &mut self.inputs
+            }
+            fn parts_mut(&mut self) -> &mut $crate::cli::PartArgs {
+                &mut self.parts
+            }
+        }
+    };
 }
 
 /// `fn main` of an operator binary: `nco_core::main!("ncks", ncks::run);`. It also
