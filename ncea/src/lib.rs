@@ -20,6 +20,7 @@ use std::ffi::OsString;
 use std::ops::Range;
 
 use nco_core::arith::{self, ProcVar};
+use nco_core::cli::ranks::Ranks;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::extract::RecordChange;
@@ -27,7 +28,7 @@ use nco_core::hyperslab::Selection;
 use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
-use nco_core::partial::{PartPlan, Parts};
+use nco_core::partial::{PartFile, PartPlan, Parts};
 use nco_core::select::SelectArgs;
 use nco_core::target::{Output, Target};
 use nco_core::types::Values;
@@ -153,67 +154,155 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
         return execute(prog, &argv, &run, Some(parts));
     }
-    execute(prog, &argv, &cli, None)
+    // What does not split runs as one process; under mpirun that is refused.
+    let single = if concat {
+        Some("ncecat")
+    } else if cli.parts.part.is_some() {
+        Some("nces --part (a part per job already)")
+    } else {
+        None
+    };
+    match Ranks::start(single.unwrap_or(prog), single.is_none())? {
+        Some(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
+        None => execute(prog, &argv, &cli, None),
+    }
 }
 
 /// One run of the command line `cli`; `merging`, the part files whose partial
 /// statistics replace the reading of members (`--merge`).
 fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
-    let concat = prog == "ncecat";
     if (cli.parts.part.is_some() || merging.is_some()) && cli.std.common.append {
-        return Err(Error::option(
-            "-A",
-            "not with --part/--merge (append to the merged output afterwards)",
-        ));
+        return Err(refused_append());
     }
-    let op = cli.op.unwrap_or(Op::Avg);
-    let specs = cli.std.slab.specs(prog)?;
-    let inputs = multifile::inputs(
-        &cli.std.files,
-        cli.std.common.output.as_deref(),
-        cli.std.common.path.as_deref(),
-        cli.inputs.nintap.as_deref(),
-    )?;
-    let existing = cli.std.common.existing(prog, &inputs.output)?;
-    let part = cli::part_plan(prog, cli, argv, &inputs.files)?;
-    let sets = multifile::open_all(&inputs.files)?;
-    let first = sets[0].meta();
-    let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
-    let sel_args = cli.std.select.select_args();
-    let vars = nco_core::select::select_input_order(first, &sel_args)?;
-    multifile::check_members(&sets, &vars)?;
-    if let Some(w) = &cli.weights {
-        check_weights(&w.0, sets.len(), op, cli.numerator)?;
-    }
-    let mut target = cli.std.target(prog, argv, &inputs.output, existing);
-    cli.inputs.digests_into(&mut target);
-    target.provenance.source = inputs.files.first().cloned();
-    if !cli.inputs.no_file_list {
-        target.provenance.input_list = inputs.recorded();
-    }
-    let mut members = Members {
-        prog,
-        sets: &sets,
-        sel: &sel,
-        vars: &vars,
-        weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
-        numerator: cli.numerator,
-        share: 0..sets.len(),
-        merged: None,
-    };
-    if concat {
-        return members.concatenate(cli, &target, &sel_args);
+    let run = Planned::of(prog, argv, cli)?;
+    let part = cli::part_plan(prog, cli, argv, &run.inputs.files)?;
+    let mut members = run.members(prog, cli);
+    let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
+    if prog == "ncecat" {
+        return members.concatenate(cli, target, sel_args);
     }
     if let Some(plan) = &part {
-        members.share = plan.share(sets.len());
-        return members.write_part(cli, op, &target, &sel_args, plan);
+        members.share = plan.share(run.sets.len());
+        let file = plan.create(&target.path, prog)?;
+        return members
+            .write_part(cli, op, target, sel_args, file)
+            .map(drop);
     }
     if let Some(parts) = merging {
-        parts.check_run(prog, &cli::split_options_text(cli), sets.len())?;
-        let procs = members.arithmetic(cli.arith.hdf_upk, &mut members.plan(&target, &sel_args)?);
-        members.merged = Some(parts.merge(&members.partial_keys(op, &procs))?);
+        members.merge_parts(cli, &run, parts)?;
     }
-    members.reduce(cli, op, &target, &sel_args)
+    members.reduce(cli, op, target, sel_args)?.commit()
+}
+
+/// One run of the command line `cli` across MPI `ranks`: each rank accumulates its
+/// share of the members (as `--part` does), rank 0 merges the parts in rank order and
+/// writes the output; every step that can fail is agreed on by all ranks.
+fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
+    if cli.std.common.append {
+        return ranks.agree(Err(refused_append()));
+    }
+    let run = ranks.agree(Planned::of(prog, argv, cli))?;
+    let options = cli::split_options_text(cli);
+    let plan = ranks.agree(PartPlan::new(
+        prog,
+        ranks.spec(),
+        &options,
+        argv,
+        &run.inputs.files,
+    ))?;
+    let mut members = run.members(prog, cli);
+    members.share = plan.share(run.sets.len());
+    let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
+    let name = format!("rank {}", ranks.rank());
+    let mine =
+        ranks.agree(members.write_part(cli, op, target, sel_args, plan.in_memory(&name, prog)))?;
+    let out = match ranks.gather(mine.unwrap_or_default()) {
+        Some(all) => {
+            let merged = Parts::from_ranks(prog, all).and_then(|parts| {
+                members.share = 0..run.sets.len();
+                members.merge_parts(cli, &run, parts)?;
+                members.reduce(cli, op, target, sel_args)
+            });
+            ranks.agree(merged.map(Some))?
+        }
+        None => ranks.agree(Ok(None))?,
+    };
+    ranks.agree(out.map_or(Ok(()), Output::commit))
+}
+
+fn refused_append() -> Error {
+    Error::option(
+        "-A",
+        "not with --part/--merge or MPI (append to the merged output afterwards)",
+    )
+}
+
+/// A run of nces or ncecat planned from its command line: inputs opened, hyperslab,
+/// variables and output planned.
+struct Planned {
+    inputs: multifile::Inputs,
+    sets: Vec<Dataset>,
+    sel: Selection,
+    sel_args: SelectArgs,
+    vars: Vec<usize>,
+    target: Target,
+    op: Op,
+}
+
+impl Planned {
+    /// Plan the run of `cli`.
+    ///
+    /// Errors: a missing member file, members whose variables differ in shape or type
+    /// (naming the file and variable), bad options.
+    fn of(prog: &str, argv: &[OsString], cli: &Cli) -> Result<Planned> {
+        let op = cli.op.unwrap_or(Op::Avg);
+        let specs = cli.std.slab.specs(prog)?;
+        let inputs = multifile::inputs(
+            &cli.std.files,
+            cli.std.common.output.as_deref(),
+            cli.std.common.path.as_deref(),
+            cli.inputs.nintap.as_deref(),
+        )?;
+        let existing = cli.std.common.existing(prog, &inputs.output)?;
+        let sets = multifile::open_all(&inputs.files)?;
+        let first = sets[0].meta();
+        let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
+        let sel_args = cli.std.select.select_args();
+        let vars = nco_core::select::select_input_order(first, &sel_args)?;
+        multifile::check_members(&sets, &vars)?;
+        if let Some(w) = &cli.weights {
+            check_weights(&w.0, sets.len(), op, cli.numerator)?;
+        }
+        let mut target = cli.std.target(prog, argv, &inputs.output, existing);
+        cli.inputs.digests_into(&mut target);
+        target.provenance.source = inputs.files.first().cloned();
+        if !cli.inputs.no_file_list {
+            target.provenance.input_list = inputs.recorded();
+        }
+        Ok(Planned {
+            inputs,
+            sets,
+            sel,
+            sel_args,
+            vars,
+            target,
+            op,
+        })
+    }
+
+    /// The members of this run, every one of them accumulated.
+    fn members<'a>(&'a self, prog: &'a str, cli: &'a Cli) -> Members<'a> {
+        Members {
+            prog,
+            sets: &self.sets,
+            sel: &self.sel,
+            vars: &self.vars,
+            weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
+            numerator: cli.numerator,
+            share: 0..self.sets.len(),
+            merged: None,
+        }
+    }
 }
 
 /// ncecat's refusal of the options of a statistic (`-y`, `-w`, `-N`, `--cb`).
@@ -287,7 +376,7 @@ impl Members<'_> {
     /// none).
     ///
     /// Errors: planning, reading and writing failures (named).
-    fn reduce(&self, cli: &Cli, op: Op, target: &Target, sel_args: &SelectArgs) -> Result<()> {
+    fn reduce(&self, cli: &Cli, op: Op, target: &Target, sel_args: &SelectArgs) -> Result<Output> {
         let first = self.sets[0].meta();
         let mut meta = self.plan(target, sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
@@ -306,7 +395,20 @@ impl Members<'_> {
             }
             Ok((out, meta, unfit))
         })?;
-        out.commit()
+        Ok(out)
+    }
+
+    /// `--merge` (and rank 0 of an MPI run): the parts checked against the run
+    /// `run` and their accumulators merged into [`Members::merged`].
+    ///
+    /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
+    fn merge_parts(&mut self, cli: &Cli, run: &Planned, parts: Parts) -> Result<()> {
+        let options = cli::split_options_text(cli);
+        parts.check_run(self.prog, &options, self.sets.len())?;
+        let mut meta = self.plan(&run.target, &run.sel_args)?;
+        let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
+        self.merged = Some(parts.merge(&self.partial_keys(run.op, &procs))?);
+        Ok(())
     }
 
     /// nces's output definitions (before the arithmetic's), planned into `target`.
@@ -385,8 +487,9 @@ impl Members<'_> {
         Ok(acc)
     }
 
-    /// `--part`: the accumulators of this part's share of the members, unit by unit
-    /// in parallel windows, written to the part file (the output path) as they come.
+    /// `--part` (and an MPI rank): the accumulators of this part's share of the
+    /// members, unit by unit in parallel windows, added to `file` as they come; the
+    /// bytes of a part in memory.
     ///
     /// Errors: planning and read errors, the part file cannot be written (named).
     fn write_part(
@@ -395,12 +498,11 @@ impl Members<'_> {
         op: Op,
         target: &Target,
         sel_args: &SelectArgs,
-        plan: &PartPlan,
-    ) -> Result<()> {
+        mut file: PartFile<'_>,
+    ) -> Result<Option<Vec<u8>>> {
         let mut meta = self.plan(target, sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
         let units = self.units(&procs);
-        let mut file = plan.create(&target.path, self.prog)?;
         let pb = nco_core::progress::bar(units.len() as u64, self.prog);
         let compute = |u: usize| -> Result<Accum> {
             let pv = procs[units[u].0]

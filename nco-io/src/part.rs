@@ -94,11 +94,22 @@ pub struct PartHeader {
     pub entries: Vec<Entry>,
 }
 
-/// A part file being written, entry by entry, through a temporary file renamed into
-/// place by [`PartWriter::finish`] (dropped unfinished, it leaves nothing).
+/// Where a part goes: a file (through a temporary file renamed into place) or memory
+/// (an MPI rank's part, sent to the rank that merges).
+enum Sink {
+    File {
+        tmp: TempOutput,
+        w: std::io::BufWriter<std::fs::File>,
+    },
+    Memory(Vec<u8>),
+}
+
+/// A part being written, entry by entry; a file one is renamed into place by
+/// [`PartWriter::finish`] (dropped unfinished, it leaves nothing).
 pub struct PartWriter {
-    tmp: TempOutput,
-    w: std::io::BufWriter<std::fs::File>,
+    sink: Sink,
+    /// The file named in errors (the destination, or the rank's name).
+    name: PathBuf,
     entries: Vec<Entry>,
 }
 
@@ -112,19 +123,36 @@ impl PartWriter {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         w.write_all(MAGIC).map_err(|e| Error::io(dest, e))?;
         Ok(PartWriter {
-            tmp,
-            w,
+            sink: Sink::File { tmp, w },
+            name: dest.to_path_buf(),
             entries: Vec::new(),
         })
+    }
+
+    /// Start a part in memory, called `name` in messages.
+    pub fn in_memory(name: &str) -> PartWriter {
+        PartWriter {
+            sink: Sink::Memory(MAGIC.to_vec()),
+            name: PathBuf::from(name),
+            entries: Vec::new(),
+        }
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        match &mut self.sink {
+            Sink::File { w, .. } => w.write_all(bytes).map_err(|e| Error::io(&self.name, e)),
+            Sink::Memory(v) => {
+                v.extend_from_slice(bytes);
+                Ok(())
+            }
+        }
     }
 
     /// Append entry `key` with `bytes`.
     ///
     /// Errors: the write fails (naming the part file).
     pub fn add(&mut self, key: &str, bytes: &[u8]) -> Result<()> {
-        self.w
-            .write_all(bytes)
-            .map_err(|e| Error::io(self.tmp.dest(), e))?;
+        self.put(bytes)?;
         self.entries.push(Entry {
             key: key.to_string(),
             len: bytes.len() as u64,
@@ -132,30 +160,39 @@ impl PartWriter {
         Ok(())
     }
 
-    /// Write `header` (its entries set to those added) and its length, flush to disk
-    /// and rename the part file into place.
+    /// Write `header` (its entries set to those added) and its length; a file is
+    /// flushed to disk and renamed into place (`None`), a part in memory returned.
     ///
     /// Errors: a write fails (naming the part file).
-    pub fn finish(mut self, mut header: PartHeader) -> Result<()> {
+    pub fn finish(mut self, mut header: PartHeader) -> Result<Option<Vec<u8>>> {
         header.entries = std::mem::take(&mut self.entries);
-        let dest = self.tmp.dest().to_path_buf();
         let json = serde_json::to_vec(&header)
-            .map_err(|e| Error::msg(format!("{}: {e}", dest.display())))?;
-        let PartWriter { tmp, mut w, .. } = self;
-        let written = (|| -> std::io::Result<()> {
-            w.write_all(&json)?;
-            w.write_all(&(json.len() as u64).to_le_bytes())?;
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()
-        })();
-        written.map_err(|e| Error::io(&dest, e))?;
-        tmp.commit()
+            .map_err(|e| Error::msg(format!("{}: {e}", self.name.display())))?;
+        self.put(&json)?;
+        self.put(&(json.len() as u64).to_le_bytes())?;
+        match self.sink {
+            Sink::Memory(v) => Ok(Some(v)),
+            Sink::File { tmp, w } => {
+                w.into_inner()
+                    .map_err(|e| e.into_error())
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| Error::io(&self.name, e))?;
+                tmp.commit()?;
+                Ok(None)
+            }
+        }
     }
 }
 
-/// An open part file: its header, the entries still to be read.
+/// What a part is read from.
+trait Source: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Source for T {}
+
+/// An open part (a file, or bytes received from a rank): its header, the entries
+/// still to be read.
 pub struct PartReader {
     path: PathBuf,
-    file: std::io::BufReader<std::fs::File>,
+    src: Box<dyn Source>,
     /// The header.
     pub header: PartHeader,
 }
@@ -166,12 +203,25 @@ impl PartReader {
     /// Errors: `path` cannot be read, is not a part file, or its header is damaged or
     /// its size does not match the entries it announces (a truncated file), naming it.
     pub fn open(path: &Path) -> Result<PartReader> {
+        let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+        let src = std::io::BufReader::with_capacity(1 << 20, f);
+        PartReader::from_source(path, Box::new(src), size)
+    }
+
+    /// A part held in memory, called `name` in messages.
+    ///
+    /// Errors: as [`PartReader::open`].
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<PartReader> {
+        let size = bytes.len() as u64;
+        PartReader::from_source(Path::new(name), Box::new(std::io::Cursor::new(bytes)), size)
+    }
+
+    fn from_source(path: &Path, mut f: Box<dyn Source>, size: u64) -> Result<PartReader> {
         let bad = |why: &str| Error::Format {
             path: path.display().to_string(),
             reason: why.to_string(),
         };
-        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut magic = [0u8; 12];
         if size < 20 || f.read_exact(&mut magic).is_err() || &magic != MAGIC {
             return Err(bad("not a part file of nco-rs (written by --part)"));
@@ -199,15 +249,14 @@ impl PartReader {
         }
         f.seek(SeekFrom::Start(12))
             .map_err(|e| Error::io(path, e))?;
-        let file = std::io::BufReader::with_capacity(1 << 20, f);
         Ok(PartReader {
             path: path.to_path_buf(),
-            file,
+            src: f,
             header,
         })
     }
 
-    /// The file's path.
+    /// The file's path (or the rank's name).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -223,7 +272,7 @@ impl PartReader {
         let mut buf = Vec::new();
         for e in &self.header.entries {
             buf.resize(e.len as usize, 0);
-            self.file
+            self.src
                 .read_exact(&mut buf)
                 .map_err(|err| Error::io(&self.path, err))?;
             each(&e.key, &buf)?;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser};
 
 use nco_core::arith::{self, ProcVar};
+use nco_core::cli::ranks::Ranks;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::{self, Dataset};
 use nco_core::extract::RecordChange;
@@ -30,7 +31,7 @@ use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Meta, Var};
 use nco_core::output::{self, Existing};
-use nco_core::partial::{PartPlan, Parts};
+use nco_core::partial::{PartFile, PartPlan, Parts};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
 use nco_core::{climatology, groups, multifile, pipeline, stations};
@@ -150,7 +151,59 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
         return execute(prog, &argv, &run, Some(parts));
     }
-    execute(prog, &argv, &cli, None)
+    // What does not split runs as one process; under mpirun that is refused.
+    let single = if concat {
+        Some("ncrcat")
+    } else if cli.parts.part.is_some() {
+        Some("ncra --part (a part per job already)")
+    } else if cli.stations.list.is_some() {
+        Some("ncra --list")
+    } else {
+        None
+    };
+    match Ranks::start(single.unwrap_or(prog), single.is_none())? {
+        Some(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
+        None => execute(prog, &argv, &cli, None),
+    }
+}
+
+/// One run of the command line `cli` across MPI `ranks`: each rank accumulates its
+/// share of the records (as `--part` does), rank 0 merges the parts in rank order and
+/// writes the output. Every step that can fail is agreed on by all ranks
+/// ([`Ranks::agree`]), so a failure anywhere stops every rank with nothing written.
+fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
+    let specs = ranks.agree(cli.std.slab.specs(prog))?;
+    ranks.agree(refuse_in_parts(cli))?;
+    let (inputs, sets) = ranks.agree(open_inputs(cli))?;
+    let options = cli::split_options_text(cli);
+    let plan = ranks.agree(PartPlan::new(
+        prog,
+        ranks.spec(),
+        &options,
+        argv,
+        &inputs.files,
+    ))?;
+    let mut ra = Ra {
+        prog,
+        argv,
+        cli,
+        concat: false,
+        op: cli.op.unwrap_or(Op::Avg),
+        inputs: &inputs,
+        sets: &sets,
+        merged: None,
+    };
+    let p = ranks.agree(
+        ra.target(&inputs.output)
+            .and_then(|t| ra.prepare(specs, None, t)),
+    )?;
+    let name = format!("rank {}", ranks.rank());
+    let mine = ranks.agree(ra.write_part(&p, plan.in_memory(&name, prog)))?;
+    let out = match ranks.gather(mine.unwrap_or_default()) {
+        Some(all) => ranks.agree(ra.merge_ranks(p, all, &options).map(Some))?,
+        None => ranks.agree(Ok(None))?,
+    };
+    ranks.agree(out.map_or(Ok(()), Output::commit))
 }
 
 nco_core::split_cli!(Cli);
@@ -180,7 +233,9 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         let target = ra.target(&inputs.output)?;
         let p = ra.prepare(specs, None, target)?;
         if let Some(plan) = &part {
-            return ra.write_part(&p, plan);
+            return ra
+                .write_part(&p, plan.create(&p.target.path, prog)?)
+                .map(drop);
         }
         if let Some(parts) = merging {
             parts.check_run(prog, &cli::split_options_text(cli), p.picks.len())?;
@@ -782,16 +837,15 @@ impl Ra<'_> {
         keys
     }
 
-    /// `--part`: the accumulators of this part's share of the records, of every
-    /// reduced variable and output group, written to the part file (the output path)
-    /// as they are computed, variables in parallel windows.
+    /// `--part` (and an MPI rank): the accumulators of this part's share of the
+    /// records, of every reduced variable and output group, added to `file` as they
+    /// are computed, variables in parallel windows; the bytes of a part in memory.
     ///
     /// Errors: read errors, the part file cannot be written (named).
-    fn write_part(&self, p: &Prepared, plan: &PartPlan) -> Result<()> {
+    fn write_part(&self, p: &Prepared, mut file: PartFile<'_>) -> Result<Option<Vec<u8>>> {
         let first = self.sets[0].meta();
-        let share = plan.share(p.picks.len());
+        let share = file.share(p.picks.len());
         let reduced = self.reduced(p);
-        let mut file = plan.create(&p.target.path, self.prog)?;
         let pb = nco_core::progress::bar(reduced.len() as u64, self.prog);
         let compute = |k: usize| -> Result<Vec<Accum>> {
             let (v, pv) = reduced[k];
@@ -809,6 +863,18 @@ impl Ra<'_> {
         })?;
         pb.finish_and_clear();
         file.finish(p.picks.len())
+    }
+
+    /// Rank 0 of an MPI run: the ranks' parts `all` (in rank order) checked and merged
+    /// into the output planned as `p`, returned for the caller to commit.
+    ///
+    /// Errors: as [`Parts::from_ranks`], [`Parts::check_run`], [`Parts::merge`], and
+    /// the output's.
+    fn merge_ranks(&mut self, p: Prepared, all: Vec<Vec<u8>>, options: &str) -> Result<Output> {
+        let parts = Parts::from_ranks(self.prog, all)?;
+        parts.check_run(self.prog, options, p.picks.len())?;
+        self.merged = Some(parts.merge(&self.partial_keys(&p))?);
+        self.emit(p, None)
     }
 
     /// ncra's output records of variable `v` (of the first input), one per group:

@@ -96,6 +96,39 @@ pub fn own_bin(name: &str) -> PathBuf {
         })
 }
 
+/// Path of operator `op` built with the `mpi` feature (`target/mpi/`, made by
+/// `scripts/mpi-build.sh`, which the README's test command runs). Panics (fails the
+/// test) when it is missing.
+pub fn mpi_bin(op: &str) -> PathBuf {
+    let p = target_dir().join("mpi").join(op);
+    assert!(
+        p.is_file(),
+        "{} missing: run `bash scripts/mpi-build.sh` (bash .ci/run does)",
+        p.display()
+    );
+    p
+}
+
+/// `mpirun -np N` (Open MPI, as root too, more ranks than cores allowed) of `program`.
+/// Panics (fails the test) when mpirun is not installed.
+pub fn mpirun(np: usize, program: &Path) -> Cmd {
+    assert!(
+        Path::new("/usr/bin/mpirun").exists(),
+        "mpirun missing: apt-get install openmpi-bin (scripts/mpi-build.sh installs it)"
+    );
+    Cmd::program(PathBuf::from("/usr/bin/mpirun"))
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--mca",
+            "btl",
+            "self,vader",
+            "-np",
+        ])
+        .arg(np.to_string())
+        .arg(program)
+}
+
 /// True when the binaries under test are NCO's (their `--version` text does not name
 /// nco-rs). Used only to guard tests of documented compatibility differences.
 pub fn is_nco() -> bool {

@@ -339,3 +339,166 @@ fn nces_parts_merge_to_the_single_process_output_and_ncos_values() {
         .clean_failure("not supported for ncecat");
     assert!(!std::path::Path::new(&out).exists());
 }
+
+// ------------------------------------------------------------------------------- MPI
+
+/// `mpirun -np N target/mpi/OP ARGS`.
+fn mpi(np: usize, op: &str) -> nco_tests::Cmd {
+    nco_tests::mpirun(np, &nco_tests::mpi_bin(op))
+}
+
+#[test]
+fn mpi_ranks_write_the_merged_parts_output_bit_for_bit() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 16);
+    for (op, opts) in [
+        ("ncra", &[][..]),
+        ("ncra", &["-y", "rms", "--mro", "-d", "time,1,,4"][..]),
+        (
+            "ncra",
+            &["-w", "1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8", "-t", "1"][..],
+        ),
+        ("nces", &[][..]),
+        ("nces", &["-y", "max", "-v", "y"][..]),
+    ] {
+        let theirs = s.arg("nco.nc");
+        reference(op)
+            .arg("-O")
+            .args(opts)
+            .args(&inputs)
+            .arg(&theirs)
+            .succeeds();
+        let all: Vec<String> = opts
+            .iter()
+            .map(|o| o.to_string())
+            .chain(inputs.iter().cloned())
+            .collect();
+        for np in [2, 3] {
+            let ranks = s.arg("ranks.nc");
+            mpi(np, op).arg("-O").args(&all).arg(&ranks).succeeds();
+            // The ranks' parts are merged in rank order, as --merge merges part files:
+            // the same bits.
+            let p = parts(&s, op, &["-O"], &all, np);
+            let merged = s.arg("merged.nc");
+            nco(op)
+                .args(["-O", "--merge"])
+                .args(&p)
+                .arg(&merged)
+                .succeeds();
+            compare(&ranks, &merged).equal();
+            compare(&ranks, &theirs).rtol(1e-6).equal();
+        }
+        // One rank is one process.
+        let one = s.arg("one.nc");
+        mpi(1, op).arg("-O").args(&all).arg(&one).succeeds();
+        let whole = s.arg("whole.nc");
+        nco(op).arg("-O").args(&all).arg(&whole).succeeds();
+        compare(&one, &whole).equal();
+    }
+}
+
+#[test]
+fn mpi_a_failing_rank_stops_every_rank_with_nothing_written() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let mut inputs = members(&s, 4);
+    // The last member's data cut short: its header reads, its records do not, so only
+    // the rank whose share holds it fails.
+    let last = inputs.pop().unwrap();
+    let bytes = std::fs::read(&last).unwrap();
+    let cut = s.arg("cut.nc");
+    std::fs::write(&cut, &bytes[..bytes.len() - 8]).unwrap();
+    inputs.push(cut);
+    let out = s.path("out.nc");
+    std::fs::write(&out, b"older output").unwrap();
+    let r = mpi(2, "ncra").arg("-O").args(&inputs).arg(&out).run();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("ncra: ERROR rank 1 of 2: ") && r.stderr.contains("cut.nc"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("ncra: ERROR rank 0 of 2: stopped, rank 1 failed"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"older output");
+    no_temporaries(&s);
+    // Members of different shapes: every rank names the file.
+    let odd = cdl(
+        &s,
+        "odd",
+        "netcdf odd { dimensions: time = UNLIMITED ; lon = 2 ; variables: double time(time) ; float x(time) ; float y(time, lon) ; int n(time) ; float lon(lon) ; data: time = 1 ; x = 1 ; y = 1, 2 ; n = 1 ; lon = 0, 1 ; }",
+    );
+    let r = mpi(2, "nces")
+        .arg("-O")
+        .args(&inputs[..2])
+        .arg(&odd)
+        .arg(&out)
+        .run();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    for rank in 0..2 {
+        assert!(
+            r.stderr
+                .contains(&format!("nces: ERROR rank {rank} of 2: ")),
+            "{}",
+            r.stderr
+        );
+    }
+    assert!(r.stderr.contains("odd.nc"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&out).unwrap(), b"older output");
+}
+
+#[test]
+fn mpi_what_does_not_split_is_refused_on_every_rank() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 2);
+    let out = s.arg("out.nc");
+    for (program, needle) in [
+        (
+            nco_tests::mpi_bin("ncrcat"),
+            "ncrcat does not run across MPI ranks yet",
+        ),
+        (
+            nco_tests::mpi_bin("ncecat"),
+            "ncecat does not run across MPI ranks yet",
+        ),
+        (
+            nco_tests::bin("ncwa"),
+            "ncwa does not run across MPI ranks yet",
+        ),
+        // A build without the feature would write the whole output on every rank.
+        (nco_tests::bin("ncra"), "this build has no MPI support"),
+    ] {
+        let r = nco_tests::mpirun(2, &program).args(&inputs).arg(&out).run();
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        for rank in 0..2 {
+            assert!(
+                r.stderr
+                    .contains(&format!("ERROR rank {rank} of 2: {needle}")),
+                "{}",
+                r.stderr
+            );
+        }
+        assert!(!std::path::Path::new(&out).exists());
+    }
+    // The feature changes nothing outside mpirun: -r names Open MPI.
+    let r = nco_tests::Cmd::program(nco_tests::mpi_bin("ncra"))
+        .arg("-r")
+        .succeeds();
+    assert!(
+        r.stdout.contains("Linked to MPI library version Open MPI"),
+        "{}",
+        r.stdout
+    );
+}

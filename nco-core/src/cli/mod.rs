@@ -10,6 +10,7 @@
 //! Unambiguous prefixes of long options are accepted (`--versio`).
 
 pub mod env;
+pub mod ranks;
 pub mod rusage;
 
 use std::ffi::OsString;
@@ -960,13 +961,16 @@ pub fn version_line(prog: &str) -> String {
 
 /// What `-r` and `--version` print: the version line, then the libraries in use with
 /// their versions (netCDF, HDF5, as NCO's `-r` names the netCDF library it is linked
-/// to), and MPI (nco-rs has no MPI build).
+/// to), and MPI's (when built with the `mpi` feature).
 pub fn version_text(prog: &str) -> String {
     let mut s = version_line(prog);
     for (lib, v) in crate::dataset::library_versions() {
         s.push_str(&format!("Linked to {lib} library version {v}\n"));
     }
-    s.push_str("MPI: not built (nco-rs has no MPI build)\n");
+    match ranks::Ranks::library_version() {
+        Some(v) => s.push_str(&format!("Linked to MPI library version {v}\n")),
+        None => s.push_str("MPI: not built (build with --features mpi for mpirun)\n"),
+    }
     s
 }
 

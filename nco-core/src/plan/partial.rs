@@ -114,6 +114,17 @@ impl PartPlan {
             buf: Vec::new(),
         })
     }
+
+    /// [`PartPlan::create`] in memory: an MPI rank's part, called `name` in messages,
+    /// whose bytes [`PartFile::finish`] returns.
+    pub fn in_memory(&self, name: &str, prog: &str) -> PartFile<'_> {
+        PartFile {
+            plan: self,
+            prog: prog.to_string(),
+            w: part::PartWriter::in_memory(name),
+            buf: Vec::new(),
+        }
+    }
 }
 
 /// A part file being written ([`PartPlan::create`]); nothing is left of it unless
@@ -126,6 +137,11 @@ pub struct PartFile<'a> {
 }
 
 impl PartFile<'_> {
+    /// This part's share of `total` items.
+    pub fn share(&self, total: usize) -> Range<usize> {
+        self.plan.share(total)
+    }
+
     /// Append accumulator `acc` under `key` (the merge finds it by its key).
     ///
     /// Errors: the write fails (naming the part file).
@@ -136,10 +152,10 @@ impl PartFile<'_> {
     }
 
     /// Finish the part: its share of `total` items recorded, the file renamed into
-    /// place.
+    /// place (`None`), or the bytes of a part in memory.
     ///
     /// Errors: a write fails (naming the part file).
-    pub fn finish(self, total: usize) -> Result<()> {
+    pub fn finish(self, total: usize) -> Result<Option<Vec<u8>>> {
         let plan = self.plan;
         let share = plan.share(total);
         let header = PartHeader {
@@ -175,9 +191,31 @@ impl Parts {
         if files.is_empty() {
             return Err(Error::option("--merge", "no part files given"));
         }
-        let mut readers = Vec::with_capacity(files.len());
-        for f in files {
-            let r = PartReader::open(f)?;
+        let readers = files
+            .iter()
+            .map(|f| PartReader::open(f))
+            .collect::<Result<Vec<_>>>()?;
+        Parts::check(prog, readers)
+    }
+
+    /// The parts of an MPI run, received from its ranks in rank order (`rank N`
+    /// naming each in messages), checked as [`Parts::open`] checks files.
+    ///
+    /// Errors: as [`Parts::open`].
+    pub fn from_ranks(prog: &str, parts: Vec<Vec<u8>>) -> Result<Parts> {
+        let readers = parts
+            .into_iter()
+            .enumerate()
+            .map(|(r, bytes)| PartReader::from_bytes(&format!("rank {r}"), bytes))
+            .collect::<Result<Vec<_>>>()?;
+        Parts::check(prog, readers)
+    }
+
+    fn check(prog: &str, opened: Vec<PartReader>) -> Result<Parts> {
+        let mut readers: Vec<PartReader> = Vec::with_capacity(opened.len());
+        for r in opened {
+            let f = r.path().to_path_buf();
+            let f = f.as_path();
             let h = &r.header;
             let why = if h.prog != prog {
                 Some(format!("a part file of {}, not of {prog}", h.prog))
