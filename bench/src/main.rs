@@ -12,6 +12,7 @@ mod gen;
 mod proc;
 mod report;
 mod run;
+mod scale;
 mod sweep;
 mod wishlist;
 mod xsect;
@@ -57,6 +58,9 @@ enum Cmd {
     Xsect(XsectArgs),
     /// I/O study: the AR4 chunking sweep, tst_ar4 columns (TSV on stdout).
     Sweep(SweepArgs),
+    /// Scaling study: ncra over N files as one process (-t 1, -t 2), as two parts plus
+    /// --merge, and under mpirun -np 1 and -np 2 (when target/mpi/ holds the MPI build).
+    Scale(ScaleArgs),
     /// (internal) compare two outputs in a child process (keeps the runner small).
     #[command(hide = true)]
     CompareProbe {
@@ -121,6 +125,57 @@ struct XsectArgs {
     /// Folder for the files (default: <data>/xsect).
     #[arg(long)]
     dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ScaleArgs {
+    /// Data folder (as for run; the files of --scale live in <dir>/scale-<S>).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Size factor of ipcc_dly_T85.nc (as for run).
+    #[arg(long, default_value_t = 0.25)]
+    scale: f64,
+    /// Number of input files (links to ipcc_dly_T85.nc).
+    #[arg(long, default_value_t = 32)]
+    files: usize,
+    /// Repeats per variant (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Folder of our binaries (default: beside nco-bench).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Folder of our MPI binaries (default: <bin-dir>/../mpi, made by scripts/mpi-build.sh).
+    #[arg(long)]
+    mpi_dir: Option<PathBuf>,
+    /// Output folder (scale.txt and the outputs).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+}
+
+fn cmd_scale(a: &ScaleArgs) -> Result<u8> {
+    let mut dir = a
+        .dir
+        .clone()
+        .or_else(|| std::env::var_os("DATA").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("data"));
+    if a.scale != 1.0 {
+        dir = dir.join(format!("scale-{}", a.scale));
+    }
+    let bin_dir = a.bin_dir.clone().unwrap_or_else(default_bin_dir);
+    let mpi_dir = a
+        .mpi_dir
+        .clone()
+        .unwrap_or_else(|| bin_dir.join("..").join("mpi"));
+    let text = scale::run(&scale::ScaleOptions {
+        dir,
+        files: a.files,
+        repeats: a.repeats,
+        bin_dir,
+        mpi_dir,
+        out: a.out.clone(),
+    })?;
+    print!("{text}");
+    Ok(0)
 }
 
 #[derive(Args, Debug)]
@@ -676,6 +731,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Xsect(a) => cmd_xsect(a),
         Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::Scale(a) => cmd_scale(a),
         Cmd::CompareProbe {
             ours,
             reference,

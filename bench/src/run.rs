@@ -147,7 +147,7 @@ fn real_files(inputs: &[String]) -> Vec<PathBuf> {
 }
 
 /// Create `<stem>_NN.nc` links to `<stem>.nc` for the multi-file rows.
-fn make_links(dir: &Path, geo: Geometry, n: usize) -> Result<()> {
+pub(crate) fn make_links(dir: &Path, geo: Geometry, n: usize) -> Result<()> {
     let target = gen::file_name(geo, 0);
     for name in member_names(geo, n) {
         let p = dir.join(&name);

@@ -197,3 +197,72 @@ fn dap_rows_read_the_inputs_from_the_loopback_server() {
         .unwrap();
     assert!(left.stdout.is_empty(), "a server is left: {left:?}");
 }
+
+/// `nco-bench scale` on tiny files: every variant runs, its output is checked (a
+/// stand-in ncra whose merge writes a wrong answer makes the study fail), and the MPI
+/// rows come from the MPI build.
+#[test]
+fn scale_study_times_every_variant_and_checks_the_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    bench()
+        .args(["gen", "--which", "ipcc", "--scale", "0.001", "--dir"])
+        .arg(&data)
+        .succeeds();
+    let ours = nco_tests::bin("ncra");
+    let bin_dir = ours.parent().unwrap().to_path_buf();
+    let mpi_dir = nco_tests::mpi_bin("ncra").parent().unwrap().to_path_buf();
+    let study = |bin: &Path| {
+        bench()
+            .args([
+                "scale",
+                "--scale",
+                "0.001",
+                "--files",
+                "4",
+                "--repeats",
+                "1",
+                "--dir",
+            ])
+            .arg(&data)
+            .arg("--bin-dir")
+            .arg(bin)
+            .arg("--mpi-dir")
+            .arg(&mpi_dir)
+            .arg("--out")
+            .arg(tmp.path().join("res"))
+    };
+    let r = study(&bin_dir).succeeds();
+    for row in [
+        "| one process, -t 1 |",
+        "| one process, -t 2 |",
+        "| --part 1/2 and 2/2 at once (-t 1 each), then --merge |",
+        "| mpirun -np 2 (-t 1 per rank) |",
+        "mpirun -np 2 vs -np 1:",
+        "-np 2's equal to the merged parts' exactly",
+    ] {
+        assert!(r.stdout.contains(row), "{row} missing:\n{}", r.stdout);
+    }
+    let saved = std::fs::read_to_string(tmp.path().join("res/scale.txt")).unwrap();
+    assert_eq!(saved, r.stdout);
+    // A stand-in whose two-thread run computes the maximum instead: a wrong answer,
+    // caught by the study's check.
+    let fake = tmp.path().join("fake");
+    std::fs::create_dir(&fake).unwrap();
+    script(
+        &fake,
+        "ncra",
+        &format!(
+            "case \" $* \" in *' -t 2 '*) exec {0} -y max \"$@\";; esac; exec {0} \"$@\"",
+            ours.display()
+        ),
+    );
+    let r = study(&fake).run();
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("one process, -t 2: the output differs from one process's"),
+        "{}",
+        r.stderr
+    );
+}
