@@ -723,3 +723,31 @@ fn mro_without_subcycles_and_empty_strides_as_nco() {
             .clean_failure(if is_nco() { "" } else { bad });
     }
 }
+
+#[test]
+fn record_coordinate_bounds_are_in_the_first_files_units_across_files() {
+    // NCO 5.1.4: the -d values on the record coordinate are in the first file's units;
+    // the second file's "days since 2000-01-03" 0, 1, 2 are days 2, 3, 4 of the first's.
+    let s = Scratch::new();
+    let a = rec_file(&s, "a", DAYS, "0, 1, 2", "1, 2, 3", "1, 1, 2, 2, 3, 3");
+    let b = rec_file(
+        &s,
+        "b",
+        "days since 2000-01-03",
+        "0, 1, 2",
+        "4, 5, 6",
+        "4, 4, 5, 5, 6, 6",
+    );
+    let out = s.arg("cat.nc");
+    nco("ncrcat")
+        .args(["-O", "-d", "time,1.5,3.5", &a, &b, &out])
+        .succeeds();
+    assert_eq!(raw(&out, "time", "%g,"), "2,2,3,");
+    assert_eq!(raw(&out, "x", "%g,"), "3,4,5,");
+    let avg = s.arg("avg.nc");
+    nco("ncra")
+        .args(["-O", "-d", "time,1.5,3.5", &a, &b, &avg])
+        .succeeds();
+    assert_eq!(value(&avg, "x", "%g", &[]), "4");
+    assert_eq!(value(&avg, "time", "%.4f", &[]), "2.3333");
+}

@@ -1240,7 +1240,9 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         let msg = crate::error::one_line(&msg);
-        eprintln!("{name}: ERROR internal error (please report): {msg}{at}");
+        error_line(&format!(
+            "{name}: ERROR internal error (please report): {msg}{at}\n"
+        ));
     }));
     let argv: Vec<OsString> = std::env::args_os().collect();
     let result = match std::panic::catch_unwind(|| run(prog, argv)) {
@@ -1255,10 +1257,17 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
         Err(e) if is_broken_pipe(&e) => exit_on_closed_pipe(),
         Err(Error::Reported) => fail_exit(),
         Err(e) => {
-            eprintln!("{prog}: ERROR {}", e.one_line());
+            error_line(&format!("{prog}: ERROR {}\n", e.one_line()));
             fail_exit()
         }
     }
+}
+
+/// Write `line` to standard error in one `write` (not piece by piece as `eprintln!`
+/// may): the error lines of MPI ranks sharing one stderr never interleave.
+fn error_line(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Exit with status 1 after a failure, without the C libraries' exit handlers: after a

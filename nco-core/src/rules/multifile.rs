@@ -319,6 +319,26 @@ pub fn pick_records_in(
         let units = m.var(rec_name).and_then(|v| v.attr_text("units"));
         per_file.push((m.dims[d].len, coord, units));
     }
+    // Coordinate values of -d are in the first file's units (NCO 5.1.4: `ncrcat -d
+    // time,1.5,3.5` over "days since 2000-01-01" then "days since 2000-01-03" picks
+    // 2 of the first file and 2, 3 of the second in the first's days): a later
+    // file's time coordinate is converted to them before the bounds are compared.
+    let by_value = specs.iter().any(|s| {
+        s.dim == rec_name && (Bound::is_coordinate(&s.min) || Bound::is_coordinate(&s.max))
+    });
+    if let (true, Some(v0)) = (
+        by_value,
+        sets.first().and_then(|ds| ds.meta().var_id(rec_name)),
+    ) {
+        let align = TimeAlign::of(sets, rec_name)?;
+        let first_units = per_file[0].2.clone();
+        for (f, pf) in per_file.iter_mut().enumerate().skip(1) {
+            if let (Some(c), true) = (pf.1.as_mut(), align.get(f, v0).is_some()) {
+                align.convert(f, v0, rec_name, c, None)?;
+                pf.2 = first_units.clone();
+            }
+        }
+    }
     pick_records(specs, rec_name, &per_file, fortran)
 }
 
