@@ -151,6 +151,8 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         cli.parts.refuse("ncecat")?;
     }
     if cli.parts.merge {
+        // One process merges; under mpirun every rank would.
+        Ranks::start(&format!("{prog} --merge"), false)?;
         let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
         return execute(prog, &argv, &run, Some(parts));
     }
@@ -183,6 +185,9 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     }
     if let Some(plan) = &part {
         members.share = plan.share(run.sets.len());
+        // The output's definitions are made (and dropped) first, so that one its format
+        // cannot hold (groups in a classic file) fails every part, not the merge.
+        members.definitions_fit(cli, target, sel_args)?;
         let file = plan.create(&target.path, prog)?;
         return members
             .write_part(cli, op, target, sel_args, file)
@@ -214,6 +219,11 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     members.share = plan.share(run.sets.len());
     let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
     let name = format!("rank {}", ranks.rank());
+    let fit = match ranks.rank() {
+        0 => members.definitions_fit(cli, target, sel_args),
+        _ => Ok(()),
+    };
+    ranks.agree(fit)?;
     let mine =
         ranks.agree(members.write_part(cli, op, target, sel_args, plan.in_memory(&name, prog)))?;
     let out = match ranks.gather(mine.unwrap_or_default()) {
@@ -233,7 +243,7 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
 fn refused_append() -> Error {
     Error::option(
         "-A",
-        "not with --part/--merge or MPI (append to the merged output afterwards)",
+        "not with --part, --merge or mpirun (append to the merged output afterwards)",
     )
 }
 
@@ -425,6 +435,16 @@ impl Members<'_> {
                 sel_args,
             )?
             .meta)
+    }
+
+    /// The output's definitions made into a temporary file and dropped: an output its
+    /// format cannot hold fails here, before any work.
+    ///
+    /// Errors: planning and definition failures (named).
+    fn definitions_fit(&self, cli: &Cli, target: &Target, sel_args: &SelectArgs) -> Result<()> {
+        let mut meta = self.plan(target, sel_args)?;
+        self.arithmetic(cli.arith.hdf_upk, &mut meta);
+        Output::create(target, meta).map(drop)
     }
 
     /// The units of work of nces's computed variables: (position in `vars`, first row,

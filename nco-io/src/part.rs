@@ -58,13 +58,24 @@ impl InputStamp {
 }
 
 /// One entry of a part file: a name the operator chose (a variable and output record,
-/// say) and its size in bytes.
+/// say), its size in bytes and the MD5 digest of its bytes (a damaged entry is refused,
+/// never merged).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// The operator's key.
     pub key: String,
     /// Bytes.
     pub len: u64,
+    /// MD5 of the bytes, hexadecimal.
+    pub md5: String,
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The header of a part file.
@@ -156,6 +167,7 @@ impl PartWriter {
         self.entries.push(Entry {
             key: key.to_string(),
             len: bytes.len() as u64,
+            md5: md5_hex(bytes),
         });
         Ok(())
     }
@@ -275,6 +287,15 @@ impl PartReader {
             self.src
                 .read_exact(&mut buf)
                 .map_err(|err| Error::io(&self.path, err))?;
+            if md5_hex(&buf) != e.md5 {
+                return Err(Error::Format {
+                    path: self.path.display().to_string(),
+                    reason: format!(
+                        "damaged part file: the bytes of {} do not match their checksum",
+                        e.key
+                    ),
+                });
+            }
             each(&e.key, &buf)?;
         }
         Ok(())

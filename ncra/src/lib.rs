@@ -148,6 +148,8 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         cli.parts.refuse("ncrcat")?;
     }
     if cli.parts.merge {
+        // One process merges; under mpirun every rank would.
+        Ranks::start(&format!("{prog} --merge"), false)?;
         let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
         return execute(prog, &argv, &run, Some(parts));
     }
@@ -198,6 +200,12 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
             .and_then(|t| ra.prepare(specs, None, t)),
     )?;
     let name = format!("rank {}", ranks.rank());
+    if ranks.rank() == 0 {
+        // The output's definitions, made (and dropped) before any work: see execute.
+        ranks.agree(Output::create(&p.target, p.meta.clone()).map(drop))?;
+    } else {
+        ranks.agree(Ok(()))?;
+    }
     let mine = ranks.agree(ra.write_part(&p, plan.in_memory(&name, prog)))?;
     let out = match ranks.gather(mine.unwrap_or_default()) {
         Some(all) => ranks.agree(ra.merge_ranks(p, all, &options).map(Some))?,
@@ -233,6 +241,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         let target = ra.target(&inputs.output)?;
         let p = ra.prepare(specs, None, target)?;
         if let Some(plan) = &part {
+            // The output's definitions are made (and dropped) first, so that one its
+            // format cannot hold (groups in a classic file) fails every part, not the
+            // merge.
+            drop(Output::create(&p.target, p.meta.clone())?);
             return ra
                 .write_part(&p, plan.create(&p.target.path, prog)?)
                 .map(drop);
@@ -273,7 +285,7 @@ fn refuse_in_parts(cli: &Cli) -> Result<()> {
     match refused.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(Error::option(
             name,
-            "not with --part/--merge (append to the merged output afterwards)",
+            "not with --part, --merge or mpirun (append to the merged output afterwards)",
         )),
         None => Ok(()),
     }

@@ -148,9 +148,6 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    // One input, one process: under mpirun with several ranks, refused (every rank
-    // would write the whole output).
-    nco_core::cli::ranks::Ranks::start(prog, false)?;
     let op = cli.op.unwrap_or(Op::Avg);
     let specs = cli.std.slab.specs(prog)?;
     let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;

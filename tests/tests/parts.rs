@@ -244,6 +244,23 @@ fn ncra_bad_parts_are_refused_naming_the_file() {
         &v(&[&p[0], &p[1], &cut]),
         "truncated or damaged part file",
     );
+    // A byte flipped inside an accumulator: refused by its checksum, never merged.
+    let mut flipped = bytes.clone();
+    flipped[40] ^= 0xa5;
+    let bad = s.arg("flipped.nc");
+    std::fs::write(&bad, &flipped).unwrap();
+    merge_refused(&s, &v(&[&p[0], &p[1], &bad]), "do not match their checksum");
+    // The output forgotten: the last part file is not taken as the output.
+    let r = nco("ncra")
+        .arg("--merge")
+        .args(&p)
+        .run()
+        .clean_failure("is a part file");
+    assert!(
+        r.stderr.contains("give the output after the part files"),
+        "{}",
+        r.stderr
+    );
     let mut with_opts = vec!["-v".to_string(), "x".to_string()];
     with_opts.extend(p.iter().cloned());
     merge_refused(
@@ -281,6 +298,50 @@ fn ncra_bad_parts_are_refused_naming_the_file() {
         .run()
         .clean_failure("--rec_apn");
     assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn ncra_parts_refuse_an_output_their_format_cannot_hold_before_any_work() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let g = crate::common::cdl_nc4(
+        &s,
+        "g",
+        "netcdf g { dimensions: time = UNLIMITED ; variables: double time(time) ; data: time = 1, 2 ; group: sub { variables: float x(time) ; data: x = 1, 2 ; } }",
+    );
+    let part = s.arg("p1.nc");
+    nco("ncra")
+        .args(["-7", "--part", "1/2", &g, &g, &part])
+        .run()
+        .clean_failure("groups need a netCDF-4 output");
+    assert!(!std::path::Path::new(&part).exists());
+    no_temporaries(&s);
+    // Parts of two command lines: the merge says which options differ.
+    let inputs = members(&s, 2);
+    let (a, b) = (s.arg("a.nc"), s.arg("b.nc"));
+    nco("ncra")
+        .args(["--part", "1/2"])
+        .args(&inputs)
+        .arg(&a)
+        .succeeds();
+    nco("ncra")
+        .args(["-y", "max", "--part", "2/2"])
+        .args(&inputs)
+        .arg(&b)
+        .succeeds();
+    let r = nco("ncra")
+        .args(["--merge", &a, &b])
+        .arg(s.arg("o.nc"))
+        .run()
+        .clean_failure("a part of another run");
+    assert!(
+        r.stderr
+            .contains("options differ: `-y max` here, nothing there"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -464,32 +525,57 @@ fn mpi_what_does_not_split_is_refused_on_every_rank() {
     let s = Scratch::new();
     let inputs = members(&s, 2);
     let out = s.arg("out.nc");
-    for (program, needle) in [
+    let p = parts(&s, "ncra", &[], &inputs, 2);
+    let no: &[String] = &[];
+    let merge: Vec<String> = ["--merge".to_string()]
+        .into_iter()
+        .chain(p.iter().cloned())
+        .collect();
+    for (program, args, needle) in [
         (
             nco_tests::mpi_bin("ncrcat"),
+            no,
             "ncrcat does not run across MPI ranks yet",
         ),
         (
             nco_tests::mpi_bin("ncecat"),
+            no,
             "ncecat does not run across MPI ranks yet",
         ),
         (
             nco_tests::bin("ncwa"),
+            no,
             "ncwa does not run across MPI ranks yet",
         ),
+        (
+            nco_tests::bin("ncks"),
+            no,
+            "ncks does not run across MPI ranks yet",
+        ),
+        // One process merges; under mpirun every rank would.
+        (
+            nco_tests::mpi_bin("ncra"),
+            &merge[..],
+            "ncra --merge does not run across MPI ranks yet",
+        ),
         // A build without the feature would write the whole output on every rank.
-        (nco_tests::bin("ncra"), "this build has no MPI support"),
+        (nco_tests::bin("ncra"), no, "this build has no MPI support"),
     ] {
-        let r = nco_tests::mpirun(2, &program).args(&inputs).arg(&out).run();
+        let ins: &[String] = if args.is_empty() { &inputs } else { &[] };
+        let r = nco_tests::mpirun(2, &program)
+            .args(args)
+            .args(ins)
+            .arg(&out)
+            .run();
         assert_eq!(r.code, Some(1), "{}", r.stderr);
-        for rank in 0..2 {
-            assert!(
-                r.stderr
-                    .contains(&format!("ERROR rank {rank} of 2: {needle}")),
-                "{}",
-                r.stderr
-            );
-        }
+        // Each rank refuses at once; mpirun may end the other before it prints.
+        assert!(
+            (0..2).any(|rank| r
+                .stderr
+                .contains(&format!("ERROR rank {rank} of 2: {needle}"))),
+            "{}",
+            r.stderr
+        );
         assert!(!std::path::Path::new(&out).exists());
     }
     // The feature changes nothing outside mpirun: -r names Open MPI.

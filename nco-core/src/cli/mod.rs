@@ -518,6 +518,15 @@ pub fn merge_command_line<C: SplitCli>(
         .iter()
         .map(|f| with_prefix(std.common.path.as_deref(), f))
         .collect();
+    if nco_io::part::PartReader::open(&out).is_ok() {
+        return Err(Error::option(
+            "--merge",
+            format!(
+                "the last argument, {}, is a part file: give the output after the part files",
+                out.display()
+            ),
+        ));
+    }
     let parts = crate::plan::partial::Parts::open(prog, &files)?;
     let h = parts.header();
     let mut run: C = recorded(cmd(), &h.argv)?;
@@ -1125,8 +1134,23 @@ pub fn start<C: clap::FromArgMatches>(
         print_out(&version_text(prog))?;
         return Ok(None);
     }
+    refuse_ranks(prog)?;
     apply_common(common);
     Ok(Some(c))
+}
+
+/// The operators that split a run across MPI ranks (the others refuse a launch with
+/// several ranks: each rank would write the whole output).
+const SPLITS_ACROSS_RANKS: [&str; 3] = ["ncra", "nces", "ncea"];
+
+/// Refuse a launch by `mpirun` with several ranks of an operator that does not split.
+///
+/// Errors: as [`ranks::Ranks::start`].
+fn refuse_ranks(prog: &str) -> Result<()> {
+    if SPLITS_ACROSS_RANKS.contains(&prog) {
+        return Ok(());
+    }
+    ranks::Ranks::start(prog, false).map(drop)
 }
 
 /// [`start`] for the operators that edit one file's metadata (ncatted, ncrename),
@@ -1147,6 +1171,7 @@ pub fn start_edit<C: clap::FromArgMatches>(
         print_out(&version_text(prog))?;
         return Ok(None);
     }
+    refuse_ranks(prog)?;
     apply_common(&e.common());
     Ok(Some(c))
 }
@@ -1224,6 +1249,7 @@ fn tune_allocator() {
 /// and return exit status 1; print the `-D` rusage report.
 pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitCode {
     let start = Instant::now();
+    let _ = PROG.set(prog.to_string());
     tune_allocator();
     env::install();
     let name = prog.to_string();
@@ -1263,9 +1289,18 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
     }
 }
 
+/// The operator's name as [`run_main`] was given it (for lines printed before it
+/// returns).
+static PROG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The running operator's name (`nco-rs` outside [`run_main`]).
+pub(crate) fn prog_name() -> &'static str {
+    PROG.get().map_or("nco-rs", String::as_str)
+}
+
 /// Write `line` to standard error in one `write` (not piece by piece as `eprintln!`
 /// may): the error lines of MPI ranks sharing one stderr never interleave.
-fn error_line(line: &str) {
+pub(crate) fn error_line(line: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }

@@ -116,16 +116,23 @@ impl Ranks {
     /// it failed; otherwise an error naming the lowest rank that failed.
     ///
     /// Errors: as said.
+    ///
+    /// The error line is printed here, before MPI is finalised (which waits for every
+    /// rank), and [`Error::Reported`] returned: `mpirun` ends the job when a first rank
+    /// exits with an error, so a rank that printed only at exit might never print.
     pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
         let failed = self.lowest(if r.is_err() { self.rank } else { self.size });
-        match r {
-            Err(e) => Err(Error::msg(format!("rank {} of {}: {}", self.rank, self.size, e.one_line()))),
-            Ok(_) if failed < self.size => Err(Error::msg(format!(
-                "rank {} of {}: stopped, rank {failed} failed (its error is above); nothing written",
-                self.rank, self.size
-            ))),
-            Ok(t) => Ok(t),
-        }
+        let (rank, size) = (self.rank, self.size);
+        let line = match &r {
+            Err(Error::Reported) => return Err(Error::Reported),
+            Err(e) => format!("rank {rank} of {size}: {}", e.one_line()),
+            Ok(_) if failed < size => format!(
+                "rank {rank} of {size}: stopped, rank {failed} failed (see its error line); nothing written"
+            ),
+            Ok(_) => return r,
+        };
+        super::error_line(&format!("{}: ERROR {line}\n", super::prog_name()));
+        Err(Error::Reported)
     }
 
     #[cfg(feature = "mpi")]

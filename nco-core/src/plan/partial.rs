@@ -238,12 +238,9 @@ impl Parts {
                     return Err(format_error(
                         f,
                         format!(
-                            "a part of another run than {} (other options, inputs or part count: run {} of {} parts, not {} of {})",
+                            "a part of another run than {} ({})",
                             first.path().display(),
-                            short(&h.run),
-                            h.parts,
-                            short(&f0.run),
-                            f0.parts
+                            run_difference(h, f0)
                         ),
                     ));
                 }
@@ -382,6 +379,57 @@ impl Parts {
         }
         Ok(out)
     }
+}
+
+/// What differs between the runs of part headers `a` and `b`, in words: the part
+/// count, the options (the arguments only one command line has, inputs and part files
+/// left out), or else the inputs.
+fn run_difference(a: &PartHeader, b: &PartHeader) -> String {
+    if a.parts != b.parts {
+        return format!("{} parts, not {}", a.parts, b.parts);
+    }
+    let inputs = |h: &PartHeader| -> Vec<String> {
+        h.inputs
+            .iter()
+            .map(|s| s.path.display().to_string())
+            .collect()
+    };
+    let (ia, ib) = (inputs(a), inputs(b));
+    // The last argument is the part file itself, and the inputs are compared below.
+    let options = |h: &PartHeader, ins: &[String]| -> Vec<String> {
+        let n = h.argv.len().saturating_sub(1);
+        h.argv
+            .iter()
+            .take(n)
+            .skip(1)
+            .filter(|x| !ins.contains(x))
+            .cloned()
+            .collect()
+    };
+    let (oa, ob) = (options(a, &ia), options(b, &ib));
+    if oa != ob {
+        let only = |x: &[String], y: &[String]| -> String {
+            let d: Vec<&str> = x
+                .iter()
+                .filter(|t| !y.contains(t))
+                .map(String::as_str)
+                .collect();
+            if d.is_empty() {
+                "nothing".into()
+            } else {
+                format!("`{}`", d.join(" "))
+            }
+        };
+        let (here, there) = (only(&oa, &ob), only(&ob, &oa));
+        if here == there {
+            return "options differ: the same arguments in another order".into();
+        }
+        return format!("options differ: {here} here, {there} there");
+    }
+    if ia != ib {
+        return format!("other inputs: {} here, {} there", ia.len(), ib.len());
+    }
+    "the inputs changed between the parts (size or modification time)".into()
 }
 
 fn format_error(path: &Path, why: impl Into<String>) -> Error {
