@@ -539,10 +539,16 @@ impl Accum {
         out.extend_from_slice(&self.uni_w.to_le_bytes());
         out.push(u8::from(self.weighted));
         out.push(u8::from(counts));
-        out.extend(self.val.iter().flat_map(|v| v.to_le_bytes()));
+        for v in &self.val {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
         if counts {
-            out.extend(self.wsum.iter().flat_map(|v| v.to_le_bytes()));
-            out.extend(self.tally.iter().flat_map(|v| v.to_le_bytes()));
+            for v in &self.wsum {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            for v in &self.tally {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
         }
     }
 

@@ -123,6 +123,9 @@ pub fn mpirun(np: usize, program: &Path) -> Cmd {
             "--mca",
             "btl",
             "self,vader",
+            "--mca",
+            "pml",
+            "ob1",
             "-np",
         ])
         .arg(np.to_string())

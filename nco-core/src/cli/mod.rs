@@ -1276,7 +1276,7 @@ pub fn run_main(prog: &str, run: fn(&str, Vec<OsString>) -> Result<()>) -> ExitC
         Err(_) => fail_exit(),
     };
     if debug_level() >= 1 {
-        eprintln!("{prog}: {}", crate::cli::rusage::report(start));
+        error_line(&format!("{prog}: {}\n", crate::cli::rusage::report(start)));
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
