@@ -150,23 +150,12 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         refuse_statistics(&cli)?;
         cli.parts.refuse("ncecat")?;
     }
-    if cli.parts.merge {
-        // One process merges; under mpirun every rank would.
-        Ranks::start(&format!("{prog} --merge"), false)?;
-        let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
-        return execute(prog, &argv, &run, Some(parts));
-    }
-    // What does not split runs as one process; under mpirun that is refused.
-    let single = if concat {
-        Some("ncecat")
-    } else if cli.parts.part.is_some() {
-        Some("nces --part (a part per job already)")
-    } else {
-        None
-    };
-    match Ranks::start(single.unwrap_or(prog), single.is_none())? {
-        Some(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
-        None => execute(prog, &argv, &cli, None),
+    // ncecat runs as one process; under mpirun that is refused.
+    let single = concat.then_some("ncecat");
+    match cli::split_run(prog, command, &cli, single)? {
+        cli::SplitRun::Merge(run, parts) => execute(prog, &argv, &run, Some(parts)),
+        cli::SplitRun::Ranks(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
+        cli::SplitRun::Alone => execute(prog, &argv, &cli, None),
     }
 }
 

@@ -147,25 +147,18 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     if concat {
         cli.parts.refuse("ncrcat")?;
     }
-    if cli.parts.merge {
-        // One process merges; under mpirun every rank would.
-        Ranks::start(&format!("{prog} --merge"), false)?;
-        let (run, parts) = cli::merge_command_line(prog, command, &cli)?;
-        return execute(prog, &argv, &run, Some(parts));
-    }
     // What does not split runs as one process; under mpirun that is refused.
     let single = if concat {
         Some("ncrcat")
-    } else if cli.parts.part.is_some() {
-        Some("ncra --part (a part per job already)")
     } else if cli.stations.list.is_some() {
         Some("ncra --list")
     } else {
         None
     };
-    match Ranks::start(single.unwrap_or(prog), single.is_none())? {
-        Some(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
-        None => execute(prog, &argv, &cli, None),
+    match cli::split_run(prog, command, &cli, single)? {
+        cli::SplitRun::Merge(run, parts) => execute(prog, &argv, &run, Some(parts)),
+        cli::SplitRun::Ranks(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
+        cli::SplitRun::Alone => execute(prog, &argv, &cli, None),
     }
 }
 

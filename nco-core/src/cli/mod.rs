@@ -447,6 +447,46 @@ pub trait SplitCli: clap::FromArgMatches + Clone + std::fmt::Debug {
     fn inputs_mut(&mut self) -> &mut InputListArgs;
     /// `--part`, `--merge`.
     fn parts_mut(&mut self) -> &mut PartArgs;
+    /// `--part`, `--merge`, to read.
+    fn parts(&self) -> &PartArgs;
+}
+
+/// How the run of a splitting operator goes ([`split_run`]).
+pub enum SplitRun<C> {
+    /// `--merge`: the command line the parts recorded, and the parts.
+    Merge(C, crate::plan::partial::Parts),
+    /// Under `mpirun` with several ranks.
+    Ranks(ranks::Ranks),
+    /// One process (a `--part` among them).
+    Alone,
+}
+
+/// The way the command line `cli` of `prog` runs: a merge (checked to run as one
+/// process), across MPI ranks, or alone. `single` names the mode of `cli` that runs
+/// as one process only (ncrcat, a station list), refused under `mpirun`; `--part` is
+/// one too.
+///
+/// Errors: as [`merge_command_line`] and [`ranks::Ranks::start`].
+pub fn split_run<C: SplitCli>(
+    prog: &str,
+    cmd: impl Fn() -> clap::Command,
+    cli: &C,
+    single: Option<&str>,
+) -> Result<SplitRun<C>> {
+    if cli.parts().merge {
+        // One process merges; under mpirun every rank would.
+        ranks::Ranks::start(&format!("{prog} --merge"), false)?;
+        let (run, parts) = merge_command_line(prog, cmd, cli)?;
+        return Ok(SplitRun::Merge(run, parts));
+    }
+    let part = format!("{prog} --part (a part per job already)");
+    let single = single.or(cli.parts().part.is_some().then_some(part.as_str()));
+    Ok(
+        match ranks::Ranks::start(single.unwrap_or(prog), single.is_none())? {
+            Some(r) => SplitRun::Ranks(r),
+            None => SplitRun::Alone,
+        },
+    )
 }
 
 /// The options of `cli` that decide a split run's result, as text for its identity
@@ -1333,6 +1373,9 @@ macro_rules! split_cli {
             }
             fn parts_mut(&mut self) -> &mut $crate::cli::PartArgs {
                 &mut self.parts
+            }
+            fn parts(&self) -> &$crate::cli::PartArgs {
+                &self.parts
             }
         }
     };
