@@ -28,7 +28,7 @@ use nco_core::hyperslab::Selection;
 use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Dim, Meta};
-use nco_core::partial::{PartFile, PartPlan, Parts};
+use nco_core::partial::{PartFile, Parts};
 use nco_core::select::SelectArgs;
 use nco_core::target::{Output, Target};
 use nco_core::types::Values;
@@ -166,7 +166,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         return Err(refused_append());
     }
     let run = Planned::of(prog, argv, cli)?;
-    let part = cli::part_plan(prog, cli, argv, &run.inputs.files)?;
+    let part = match cli.parts.part {
+        Some(spec) => Some(cli::part_plan(prog, cli, spec, argv, &run.inputs.files)?),
+        None => None,
+    };
     let mut members = run.members(prog, cli);
     let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
     if prog == "ncecat" {
@@ -174,10 +177,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     }
     if let Some(plan) = &part {
         members.share = plan.share(run.sets.len());
-        // The output's definitions are made (and dropped) first, so that one its format
-        // cannot hold (groups in a classic file) fails every part, not the merge.
-        members.definitions_fit(cli, target, sel_args)?;
-        let file = plan.create(&target.path, prog)?;
+        let file = plan.create(&target.path)?;
         return members
             .write_part(cli, op, target, sel_args, file)
             .map(drop);
@@ -196,11 +196,10 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
         return ranks.agree(Err(refused_append()));
     }
     let run = ranks.agree(Planned::of(prog, argv, cli))?;
-    let options = cli::split_options_text(cli);
-    let plan = ranks.agree(PartPlan::new(
+    let plan = ranks.agree(cli::part_plan(
         prog,
+        cli,
         ranks.spec(),
-        &options,
         argv,
         &run.inputs.files,
     ))?;
@@ -208,13 +207,7 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     members.share = plan.share(run.sets.len());
     let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
     let name = format!("rank {}", ranks.rank());
-    let fit = match ranks.rank() {
-        0 => members.definitions_fit(cli, target, sel_args),
-        _ => Ok(()),
-    };
-    ranks.agree(fit)?;
-    let mine =
-        ranks.agree(members.write_part(cli, op, target, sel_args, plan.in_memory(&name, prog)))?;
+    let mine = ranks.agree(members.write_part(cli, op, target, sel_args, plan.in_memory(&name)))?;
     let out = match ranks.gather(mine.unwrap_or_default()) {
         Some(all) => {
             let merged = Parts::from_ranks(prog, all).and_then(|parts| {
@@ -426,16 +419,6 @@ impl Members<'_> {
             .meta)
     }
 
-    /// The output's definitions made into a temporary file and dropped: an output its
-    /// format cannot hold fails here, before any work.
-    ///
-    /// Errors: planning and definition failures (named).
-    fn definitions_fit(&self, cli: &Cli, target: &Target, sel_args: &SelectArgs) -> Result<()> {
-        let mut meta = self.plan(target, sel_args)?;
-        self.arithmetic(cli.arith.hdf_upk, &mut meta);
-        Output::create(target, meta).map(drop)
-    }
-
     /// The units of work of nces's computed variables: (position in `vars`, first row,
     /// rows), rows of about 256 KiB, in output order.
     fn units(&self, procs: &[Option<ProcVar>]) -> Vec<(usize, usize, usize)> {
@@ -511,6 +494,9 @@ impl Members<'_> {
     ) -> Result<Option<Vec<u8>>> {
         let mut meta = self.plan(target, sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
+        // An output its format cannot hold (groups in a classic file) fails every part
+        // before any work, not the merge.
+        nco_core::rules::formats::storable(&meta)?;
         let units = self.units(&procs);
         let pb = nco_core::progress::bar(units.len() as u64, self.prog);
         let compute = |u: usize| -> Result<Accum> {

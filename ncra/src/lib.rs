@@ -31,7 +31,7 @@ use nco_core::kernels::cast::Casts;
 use nco_core::kernels::reduce::{Accum, Op};
 use nco_core::model::{Meta, Var};
 use nco_core::output::{self, Existing};
-use nco_core::partial::{PartFile, PartPlan, Parts};
+use nco_core::partial::{PartFile, Parts};
 use nco_core::target::{Output, Provenance, Target};
 use nco_core::types::Values;
 use nco_core::{climatology, groups, multifile, pipeline, stations};
@@ -170,14 +170,7 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     let specs = ranks.agree(cli.std.slab.specs(prog))?;
     ranks.agree(refuse_in_parts(cli))?;
     let (inputs, sets) = ranks.agree(open_inputs(cli))?;
-    let options = cli::split_options_text(cli);
-    let plan = ranks.agree(PartPlan::new(
-        prog,
-        ranks.spec(),
-        &options,
-        argv,
-        &inputs.files,
-    ))?;
+    let plan = ranks.agree(cli::part_plan(prog, cli, ranks.spec(), argv, &inputs.files))?;
     let mut ra = Ra {
         prog,
         argv,
@@ -193,15 +186,15 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
             .and_then(|t| ra.prepare(specs, None, t)),
     )?;
     let name = format!("rank {}", ranks.rank());
-    if ranks.rank() == 0 {
-        // The output's definitions, made (and dropped) before any work: see execute.
-        ranks.agree(Output::create(&p.target, p.meta.clone()).map(drop))?;
-    } else {
-        ranks.agree(Ok(()))?;
-    }
-    let mine = ranks.agree(ra.write_part(&p, plan.in_memory(&name, prog)))?;
+    let mine = ranks.agree(ra.write_part(&p, plan.in_memory(&name)))?;
     let out = match ranks.gather(mine.unwrap_or_default()) {
-        Some(all) => ranks.agree(ra.merge_ranks(p, all, &options).map(Some))?,
+        Some(all) => {
+            let merged = Parts::from_ranks(prog, all).and_then(|parts| {
+                ra.merge_parts(&p, parts)?;
+                ra.emit(p, None)
+            });
+            ranks.agree(merged.map(Some))?
+        }
         None => ranks.agree(Ok(None))?,
     };
     ranks.agree(out.map_or(Ok(()), Output::commit))
@@ -219,7 +212,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         refuse_in_parts(cli)?;
     }
     let (inputs, sets) = open_inputs(cli)?;
-    let part = cli::part_plan(prog, cli, argv, &inputs.files)?;
+    let part = match cli.parts.part {
+        Some(spec) => Some(cli::part_plan(prog, cli, spec, argv, &inputs.files)?),
+        None => None,
+    };
     let mut ra = Ra {
         prog,
         argv,
@@ -234,17 +230,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         let target = ra.target(&inputs.output)?;
         let p = ra.prepare(specs, None, target)?;
         if let Some(plan) = &part {
-            // The output's definitions are made (and dropped) first, so that one its
-            // format cannot hold (groups in a classic file) fails every part, not the
-            // merge.
-            drop(Output::create(&p.target, p.meta.clone())?);
-            return ra
-                .write_part(&p, plan.create(&p.target.path, prog)?)
-                .map(drop);
+            return ra.write_part(&p, plan.create(&p.target.path)?).map(drop);
         }
         if let Some(parts) = merging {
-            parts.check_run(prog, &cli::split_options_text(cli), p.picks.len())?;
-            ra.merged = Some(parts.merge(&ra.partial_keys(&p))?);
+            ra.merge_parts(&p, parts)?;
         }
         return ra.emit(p, None)?.commit();
     };
@@ -849,6 +838,9 @@ impl Ra<'_> {
     /// Errors: read errors, the part file cannot be written (named).
     fn write_part(&self, p: &Prepared, mut file: PartFile<'_>) -> Result<Option<Vec<u8>>> {
         let first = self.sets[0].meta();
+        // An output its format cannot hold (groups in a classic file) fails every part
+        // before any work, not the merge.
+        nco_core::rules::formats::storable(&p.meta)?;
         let share = file.share(p.picks.len());
         let reduced = self.reduced(p);
         let pb = nco_core::progress::bar(reduced.len() as u64, self.prog);
@@ -870,16 +862,15 @@ impl Ra<'_> {
         file.finish(p.picks.len())
     }
 
-    /// Rank 0 of an MPI run: the ranks' parts `all` (in rank order) checked and merged
-    /// into the output planned as `p`, returned for the caller to commit.
+    /// `--merge` (and rank 0 of an MPI run): the parts checked against the run planned
+    /// as `p` and their accumulators merged into [`Ra::merged`], for [`Ra::emit`].
     ///
-    /// Errors: as [`Parts::from_ranks`], [`Parts::check_run`], [`Parts::merge`], and
-    /// the output's.
-    fn merge_ranks(&mut self, p: Prepared, all: Vec<Vec<u8>>, options: &str) -> Result<Output> {
-        let parts = Parts::from_ranks(self.prog, all)?;
-        parts.check_run(self.prog, options, p.picks.len())?;
-        self.merged = Some(parts.merge(&self.partial_keys(&p))?);
-        self.emit(p, None)
+    /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
+    fn merge_parts(&mut self, p: &Prepared, parts: Parts) -> Result<()> {
+        let options = cli::split_options_text(self.cli);
+        parts.check_run(self.prog, &options, p.picks.len())?;
+        self.merged = Some(parts.merge(&self.partial_keys(p))?);
+        Ok(())
     }
 
     /// ncra's output records of variable `v` (of the first input), one per group:

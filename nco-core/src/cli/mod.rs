@@ -507,22 +507,19 @@ pub fn split_options_text<C: SplitCli>(cli: &C) -> String {
     format!("{c:?}")
 }
 
-/// `--part`: the plan of this part of the run of `cli` over `inputs` (its identity
-/// from [`split_options_text`]); `None` without `--part`.
+/// The plan of part `spec` (`--part`'s, or an MPI rank's) of the run of `cli` over
+/// `inputs`, its identity from [`split_options_text`].
 ///
 /// Errors: as [`crate::plan::partial::PartPlan::new`].
 pub fn part_plan<C: SplitCli>(
     prog: &str,
     cli: &C,
+    spec: crate::rules::partial::PartSpec,
     argv: &[OsString],
     inputs: &[PathBuf],
-) -> Result<Option<crate::plan::partial::PartPlan>> {
-    let mut c = cli.clone();
-    let Some(spec) = c.parts_mut().part else {
-        return Ok(None);
-    };
+) -> Result<crate::plan::partial::PartPlan> {
     let options = split_options_text(cli);
-    crate::plan::partial::PartPlan::new(prog, spec, &options, argv, inputs).map(Some)
+    crate::plan::partial::PartPlan::new(prog, spec, &options, argv, inputs)
 }
 
 /// `--merge`: the part files of `cli` (positional; the last argument or `-o` is the
@@ -537,8 +534,7 @@ pub fn merge_command_line<C: SplitCli>(
     cmd: impl Fn() -> clap::Command,
     cli: &C,
 ) -> Result<(C, crate::plan::partial::Parts)> {
-    let mut bare: C = recorded(cmd(), &[prog.to_string()])?;
-    bare.parts_mut().merge = true;
+    let bare: C = recorded(cmd(), &[prog.to_string()])?;
     if split_options_text(cli) != split_options_text(&bare) {
         return Err(Error::option(
             "--merge",

@@ -36,11 +36,11 @@ pub struct Ranks {
     size: usize,
 }
 
-/// The MPI ranks of this run: never made without the `mpi` feature.
+/// The MPI ranks of this run: none can be made without the `mpi` feature (the field
+/// is uninhabited, so the methods below need no stand-in bodies).
 #[cfg(not(feature = "mpi"))]
 pub struct Ranks {
-    rank: usize,
-    size: usize,
+    never: std::convert::Infallible,
 }
 
 /// Largest message sent at once (MPI counts are 32-bit).
@@ -87,27 +87,40 @@ impl Ranks {
 
     #[cfg(not(feature = "mpi"))]
     fn init(rank: usize, size: usize) -> Result<Option<Ranks>> {
-        let _ = Ranks { rank, size };
         Err(Error::msg(format!(
             "rank {rank} of {size}: this build has no MPI support (build nco-rs with --features mpi), so it would write the whole output on every rank"
         )))
     }
 
     /// This rank, from 0.
+    #[cfg(feature = "mpi")]
     pub fn rank(&self) -> usize {
         self.rank
     }
 
     /// Number of ranks.
+    #[cfg(feature = "mpi")]
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// This rank, from 0.
+    #[cfg(not(feature = "mpi"))]
+    pub fn rank(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Number of ranks.
+    #[cfg(not(feature = "mpi"))]
+    pub fn size(&self) -> usize {
+        match self.never {}
     }
 
     /// This rank's part of the run: part rank+1 of size.
     pub fn spec(&self) -> PartSpec {
         PartSpec {
-            index: self.rank + 1,
-            count: self.size,
+            index: self.rank() + 1,
+            count: self.size(),
         }
     }
 
@@ -121,8 +134,8 @@ impl Ranks {
     /// rank), and [`Error::Reported`] returned: `mpirun` ends the job when a first rank
     /// exits with an error, so a rank that printed only at exit might never print.
     pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
-        let failed = self.lowest(if r.is_err() { self.rank } else { self.size });
-        let (rank, size) = (self.rank, self.size);
+        let (rank, size) = (self.rank(), self.size());
+        let failed = self.lowest(if r.is_err() { rank } else { size });
         let line = match &r {
             Err(Error::Reported) => return Err(Error::Reported),
             Err(e) => format!("rank {rank} of {size}: {}", e.one_line()),
@@ -145,8 +158,8 @@ impl Ranks {
     }
 
     #[cfg(not(feature = "mpi"))]
-    fn lowest(&self, mine: usize) -> usize {
-        mine
+    fn lowest(&self, _mine: usize) -> usize {
+        match self.never {}
     }
 
     /// Rank 0 receives every rank's bytes in rank order (its own first); the other
@@ -178,10 +191,10 @@ impl Ranks {
         Some(all)
     }
 
-    /// Without the `mpi` feature there is one rank: its own bytes.
+    /// Rank 0 receives every rank's bytes (no ranks exist without the `mpi` feature).
     #[cfg(not(feature = "mpi"))]
-    pub fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
-        Some(vec![mine])
+    pub fn gather(&self, _mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        match self.never {}
     }
 
     /// The MPI library's version line (for `-r`), when built with the `mpi` feature.

@@ -52,6 +52,7 @@ pub fn stamps(inputs: &[PathBuf]) -> Result<Vec<InputStamp>> {
 
 /// One part of a run being computed: which part, the run's identity, its command line.
 pub struct PartPlan {
+    prog: String,
     spec: PartSpec,
     run: String,
     argv: Vec<String>,
@@ -90,6 +91,7 @@ impl PartPlan {
         }
         let stamps = stamps(inputs)?;
         Ok(PartPlan {
+            prog: prog.to_string(),
             spec,
             run: run_id(prog, options, &stamps),
             argv: args,
@@ -102,25 +104,23 @@ impl PartPlan {
         self.spec.share(total)
     }
 
-    /// Start the part file `dest` of `prog`, to which [`PartFile::add`] appends
-    /// accumulators as they are computed.
+    /// Start the part file `dest`, to which [`PartFile::add`] appends accumulators as
+    /// they are computed.
     ///
     /// Errors: as [`nco_io::part::PartWriter::create`].
-    pub fn create(&self, dest: &Path, prog: &str) -> Result<PartFile<'_>> {
+    pub fn create(&self, dest: &Path) -> Result<PartFile<'_>> {
         Ok(PartFile {
             plan: self,
-            prog: prog.to_string(),
-            w: part::PartWriter::create(dest, prog)?,
+            w: part::PartWriter::create(dest, &self.prog)?,
             buf: Vec::new(),
         })
     }
 
     /// [`PartPlan::create`] in memory: an MPI rank's part, called `name` in messages,
     /// whose bytes [`PartFile::finish`] returns.
-    pub fn in_memory(&self, name: &str, prog: &str) -> PartFile<'_> {
+    pub fn in_memory(&self, name: &str) -> PartFile<'_> {
         PartFile {
             plan: self,
-            prog: prog.to_string(),
             w: part::PartWriter::in_memory(name),
             buf: Vec::new(),
         }
@@ -131,7 +131,6 @@ impl PartPlan {
 /// [`PartFile::finish`] succeeds.
 pub struct PartFile<'a> {
     plan: &'a PartPlan,
-    prog: String,
     w: part::PartWriter,
     buf: Vec<u8>,
 }
@@ -160,7 +159,7 @@ impl PartFile<'_> {
         let share = plan.share(total);
         let header = PartHeader {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            prog: self.prog,
+            prog: plan.prog.clone(),
             run: plan.run.clone(),
             part: plan.spec.index,
             parts: plan.spec.count,

@@ -16,7 +16,7 @@
 //!   per attribute whose value changed. An NC_STRING attribute becomes text: its first
 //!   string, as NCO keeps it.
 //! - NC_STRING variables are refused in formats without strings (NCO 5.1.4 fails too,
-//!   when it writes their data).
+//!   when it writes their data); groups are refused in every format but netCDF-4.
 //!
 //! NCO 5.1.4's other operators (ncra, ncwa, ncpdq, ncap2...) do not convert: they fail
 //! on the first such variable (`nco_def_var`, NC_EBADTYPE). Ours convert as its ncks
@@ -94,10 +94,17 @@ fn fix_attr(format: Format, owner: &str, a: &mut Attr) -> Option<String> {
 /// (without the program name) per attribute whose value the conversion changed.
 ///
 /// Errors: a variable with the record dimension other than first in a netCDF3 format;
-/// an NC_STRING variable in a format without strings (both named, with the remedies).
+/// an NC_STRING variable in a format without strings (both named, with the remedies);
+/// groups in a format other than netCDF-4.
 pub fn storable(meta: &Meta) -> Result<(Meta, Vec<String>)> {
     let mut m = meta.clone();
     let format = m.format;
+    if m.has_groups() && format != Format::Netcdf4 {
+        return Err(Error::msg(format!(
+            "groups need a netCDF-4 output (-4, --fl_fmt=netcdf4; a {} file has only the root group)",
+            format.kind_name()
+        )));
+    }
     if format.is_classic_family() {
         // A length of 0 in a netCDF3 header marks the record dimension: a fixed one of
         // length 0 would read back as a second record dimension (a file libnetcdf
