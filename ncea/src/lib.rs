@@ -40,7 +40,7 @@ use nco_core::{Error, Result};
 #[command(
     name = "nces",
     about = "netCDF Ensemble Statistics (nces, ncea) and Ensemble Concatenator (ncecat), NCO-compatible",
-    after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'\n  nces --part 1/2 m*.nc p1.nc                half of the members (one job of an array)\n  nces --merge p1.nc p2.nc mean.nc           the parts combined: the whole run's output"
+    after_help = "Examples:\n  nces m1.nc m2.nc m3.nc mean.nc             ensemble mean\n  nces -y max -n 32,2,1 m01.nc max.nc        maximum over m01.nc..m32.nc\n  ncecat -u member m1.nc m2.nc all.nc        stack members along 'member'\n  nces --part 1/2 m*.nc p1.nc                half of the members (one job of an array)\n  nces --merge p1.nc p2.nc mean.nc           the parts combined: the whole run's output\n  ncecat --part 2/2 m*.nc p2.nc              the second half of the members, stacked later"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -145,14 +145,10 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let concat = prog == "ncecat";
-    if concat {
+    if prog == "ncecat" {
         refuse_statistics(&cli)?;
-        cli.parts.refuse("ncecat")?;
     }
-    // ncecat runs as one process; under mpirun that is refused.
-    let single = concat.then_some("ncecat");
-    match cli::split_run(prog, command, &cli, single)? {
+    match cli::split_run(prog, command, &cli, None)? {
         cli::SplitRun::Merge(run, parts) => execute(prog, &argv, &run, Some(parts)),
         cli::SplitRun::Ranks(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
         cli::SplitRun::Alone => execute(prog, &argv, &cli, None),
@@ -173,7 +169,18 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     let mut members = run.members(prog, cli);
     let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
     if prog == "ncecat" {
-        return members.concatenate(cli, target, sel_args);
+        if let Some(plan) = &part {
+            members.share = plan.share(run.sets.len());
+            let file = plan.create(&target.path)?;
+            return members
+                .write_stacked_part(cli, target, sel_args, file)
+                .map(drop);
+        }
+        let parts = match merging {
+            Some(parts) => Some(members.check_stacked_parts(cli, &run, parts)?),
+            None => None,
+        };
+        return members.concatenate(cli, target, sel_args, parts)?.commit();
     }
     if let Some(plan) = &part {
         members.share = plan.share(run.sets.len());
@@ -188,9 +195,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     members.reduce(cli, op, target, sel_args)?.commit()
 }
 
-/// One run of the command line `cli` across MPI `ranks`: each rank accumulates its
-/// share of the members (as `--part` does), rank 0 merges the parts in rank order and
-/// writes the output; every step that can fail is agreed on by all ranks.
+/// One run of the command line `cli` across MPI `ranks`: each rank accumulates (nces)
+/// or reads (ncecat) its share of the members, as `--part` does; rank 0 merges the
+/// parts in rank order and writes the output; every step that can fail is agreed on
+/// by all ranks.
 fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
     if cli.std.common.append {
         return ranks.agree(Err(refused_append()));
@@ -206,12 +214,22 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     let mut members = run.members(prog, cli);
     members.share = plan.share(run.sets.len());
     let (op, target, sel_args) = (run.op, &run.target, &run.sel_args);
+    let concat = prog == "ncecat";
     let name = format!("rank {}", ranks.rank());
-    let mine = ranks.agree(members.write_part(cli, op, target, sel_args, plan.in_memory(&name)))?;
+    let file = plan.in_memory(&name);
+    let mine = ranks.agree(if concat {
+        members.write_stacked_part(cli, target, sel_args, file)
+    } else {
+        members.write_part(cli, op, target, sel_args, file)
+    })?;
     let out = match ranks.gather(mine.unwrap_or_default()) {
         Some(all) => {
             let merged = Parts::from_ranks(prog, all).and_then(|parts| {
                 members.share = 0..run.sets.len();
+                if concat {
+                    let parts = members.check_stacked_parts(cli, &run, parts)?;
+                    return members.concatenate(cli, target, sel_args, Some(parts));
+                }
                 members.merge_parts(cli, &run, parts)?;
                 members.reduce(cli, op, target, sel_args)
             });
@@ -343,11 +361,16 @@ struct Members<'a> {
 }
 
 impl Members<'_> {
-    /// ncecat: the members stacked along a new record dimension into `target` (every
-    /// existing record dimension becomes fixed), committed.
+    /// ncecat's output definitions planned into `target`, and which variables are
+    /// stacked ([`Members::stack`]).
     ///
-    /// Errors: planning, reading and writing failures (named).
-    fn concatenate(&self, cli: &Cli, target: &Target, sel_args: &SelectArgs) -> Result<()> {
+    /// Errors: planning failures (named), as [`Members::stack`].
+    fn stack_plan(
+        &self,
+        cli: &Cli,
+        target: &Target,
+        sel_args: &SelectArgs,
+    ) -> Result<(Meta, Vec<bool>)> {
         let first = self.sets[0].meta();
         let rec_change = RecordChange {
             fix: Some("all".into()),
@@ -357,9 +380,93 @@ impl Members<'_> {
             .plan_selection(first, self.vars, self.sel, &rec_change, sel_args)?
             .meta;
         let stacked = self.stack(cli, &mut meta)?;
+        Ok((meta, stacked))
+    }
+
+    /// ncecat: the members stacked along a new record dimension into `target` (every
+    /// existing record dimension becomes fixed), read from the members or, merging,
+    /// from `parts` (checked by [`Members::check_stacked_parts`]); the output for the
+    /// caller to commit.
+    ///
+    /// Errors: planning, reading and writing failures (named).
+    fn concatenate(
+        &self,
+        cli: &Cli,
+        target: &Target,
+        sel_args: &SelectArgs,
+        parts: Option<Parts>,
+    ) -> Result<Output> {
+        let (meta, stacked) = self.stack_plan(cli, target, sel_args)?;
         let mut out = Output::create(target, meta)?;
-        self.write_stacked(&stacked, &mut out)?;
-        out.commit()
+        self.write_stacked(&stacked, &mut out, parts)?;
+        Ok(out)
+    }
+
+    /// The key of ncecat's member `k` of variable `o` (position in `vars`) in a part
+    /// file.
+    fn member_key(&self, o: usize, k: usize) -> String {
+        format!("{}@{k}", self.sets[0].meta().var_path(self.vars[o]))
+    }
+
+    /// The keys of ncecat's part holding the members `share`.
+    fn member_keys(&self, stacked: &[bool], share: Range<usize>) -> Vec<String> {
+        let mut keys = Vec::new();
+        for o in (0..self.vars.len()).filter(|&o| stacked[o]) {
+            keys.extend(share.clone().map(|k| self.member_key(o, k)));
+        }
+        keys
+    }
+
+    /// ncecat's `--part` (and an MPI rank): the stacked variables of this part's
+    /// share of the members, as read, added to `file`; the bytes of a part in memory.
+    ///
+    /// Errors: planning and read errors, the part file cannot be written (named).
+    fn write_stacked_part(
+        &self,
+        cli: &Cli,
+        target: &Target,
+        sel_args: &SelectArgs,
+        mut file: PartFile<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        let (meta, stacked) = self.stack_plan(cli, target, sel_args)?;
+        nco_core::rules::formats::storable(&meta)?;
+        let first = self.sets[0].meta();
+        let vars: Vec<usize> = (0..self.vars.len()).filter(|&o| stacked[o]).collect();
+        let pb = nco_core::progress::bar(vars.len() as u64, self.prog);
+        let compute = |i: usize| -> Result<Vec<Values>> {
+            let v = self.vars[vars[i]];
+            let idx = self.sel.for_var(first, v);
+            let vals = self
+                .share
+                .clone()
+                .map(|k| {
+                    let ds = &self.sets[k];
+                    ds.read(ds.meta().var_like(first, v).unwrap_or(v), &idx)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            pb.inc(1);
+            Ok(vals)
+        };
+        pipeline::for_each_ordered(vars.len(), compute, |i, vals| {
+            for (k, x) in self.share.clone().zip(&vals) {
+                file.add_values(&self.member_key(vars[i], k), x)?;
+            }
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        file.finish(self.sets.len())
+    }
+
+    /// ncecat's `--merge` (and rank 0 of an MPI run): the parts checked against the
+    /// run `run`, every member of every stacked variable present.
+    ///
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`].
+    fn check_stacked_parts(&self, cli: &Cli, run: &Planned, parts: Parts) -> Result<Parts> {
+        let options = cli::split_options_text(cli);
+        parts.check_run(self.prog, &options, self.sets.len(), None)?;
+        let (_, stacked) = self.stack_plan(cli, &run.target, &run.sel_args)?;
+        parts.expect_entries(|share| self.member_keys(&stacked, share))?;
+        Ok(parts)
     }
 
     /// nces: statistic `op` over the members into `target` (with `--cb`'s climatology
@@ -396,7 +503,7 @@ impl Members<'_> {
     /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
     fn merge_parts(&mut self, cli: &Cli, run: &Planned, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(cli);
-        parts.check_run(self.prog, &options, self.sets.len())?;
+        parts.check_run(self.prog, &options, self.sets.len(), None)?;
         let mut meta = self.plan(&run.target, &run.sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
         self.merged = Some(parts.merge(&self.partial_keys(run.op, &procs))?);
@@ -515,7 +622,8 @@ impl Members<'_> {
     }
 
     /// ncecat's output definitions: the new leading record dimension (`-u`, `record`
-    /// by default) added to every variable except coordinate-like ones; without the
+    /// by default) added to every variable except coordinate-like ones and the CCM base-date
+    /// scalars ([`arith::is_unstacked_by_name`]); without the
     /// first file's global attributes with `-M`. Returns which variables are stacked.
     ///
     /// Errors: the new dimension's name is already taken.
@@ -524,7 +632,9 @@ impl Members<'_> {
         let stacked: Vec<bool> = self
             .vars
             .iter()
-            .map(|&v| !arith::is_coordinate_like(first, v))
+            .map(|&v| {
+                !(arith::is_coordinate_like(first, v) || arith::is_unstacked_by_name(first, v))
+            })
             .collect();
         let name = cli.record_name.clone().unwrap_or_else(|| "record".into());
         if meta.dim_id(&name).is_some() {
@@ -559,8 +669,14 @@ impl Members<'_> {
     }
 
     /// ncecat's data: the `stacked` variables member by member along the new
-    /// dimension, the others copied from the first member.
-    fn write_stacked(&self, stacked: &[bool], out: &mut Output) -> Result<()> {
+    /// dimension (from the members, or from `parts` when merging), the others copied
+    /// from the first member.
+    fn write_stacked(
+        &self,
+        stacked: &[bool],
+        out: &mut Output,
+        mut parts: Option<Parts>,
+    ) -> Result<()> {
         let (sets, sel) = (self.sets, self.sel);
         let first = sets[0].meta();
         let pb = nco_core::progress::bar(self.vars.len() as u64, self.prog);
@@ -568,9 +684,13 @@ impl Members<'_> {
             if !stacked[o] {
                 out.copy_unchanged(&sets[0], v, sel, o)?;
             } else {
+                let idx = sel.for_var(first, v);
+                let len: usize = idx.iter().map(Vec::len).product();
                 for (k, ds) in sets.iter().enumerate() {
-                    let id = ds.meta().var_like(first, v).unwrap_or(v);
-                    let vals = ds.read(id, &sel.for_var(first, v))?;
+                    let vals = match &mut parts {
+                        Some(parts) => parts.values(k, &self.member_key(o, k), len)?,
+                        None => ds.read(ds.meta().var_like(first, v).unwrap_or(v), &idx)?,
+                    };
                     out.write(o, k, &vals)?;
                 }
             }

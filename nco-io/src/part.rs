@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::output::TempOutput;
+use crate::types::{NcType, Values};
 
 /// The first bytes of every part file.
 pub const MAGIC: &[u8; 12] = b"NCO-RS PART\n";
@@ -265,6 +266,41 @@ impl PartReader {
         &self.path
     }
 
+    /// The bytes of entry `key`, read from wherever it lies in the part (the entries
+    /// of a concatenation are read in the output's order, not the part's).
+    ///
+    /// Errors: no entry `key`, a read fails, or its bytes do not match their
+    /// checksum (naming the file and key).
+    pub fn read_entry(&mut self, key: &str) -> Result<Vec<u8>> {
+        let mut at = MAGIC.len() as u64;
+        let mut found = None;
+        for e in &self.header.entries {
+            if e.key == key {
+                found = Some(e);
+                break;
+            }
+            at += e.len;
+        }
+        let e = found.ok_or_else(|| Error::Format {
+            path: self.path.display().to_string(),
+            reason: format!("lacks {key}"),
+        })?;
+        let mut buf = vec![0u8; e.len as usize];
+        self.src
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| self.src.read_exact(&mut buf))
+            .map_err(|err| Error::io(&self.path, err))?;
+        if crc32fast::hash(&buf) != e.crc32 {
+            return Err(Error::Format {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "damaged part file: the bytes of {key} do not match their checksum"
+                ),
+            });
+        }
+        Ok(buf)
+    }
+
     /// Read every entry in order, handing each (key, bytes) to `each`; stops at the
     /// first error `each` returns.
     ///
@@ -274,6 +310,9 @@ impl PartReader {
         mut each: impl FnMut(&str, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut buf = Vec::new();
+        self.src
+            .seek(SeekFrom::Start(MAGIC.len() as u64))
+            .map_err(|err| Error::io(&self.path, err))?;
         for e in &self.header.entries {
             buf.resize(e.len as usize, 0);
             self.src
@@ -291,5 +330,117 @@ impl PartReader {
             each(&e.key, &buf)?;
         }
         Ok(())
+    }
+}
+
+/// The byte order of the machine, recorded with every value block: a part moved to a
+/// machine of the other order is refused, not misread.
+const NATIVE_ORDER: u8 = if cfg!(target_endian = "little") { 1 } else { 2 };
+
+/// Append `vals` to `out` as a value block of a part entry (what a concatenation's
+/// part carries: records or members already converted to the output's type): the
+/// netCDF type code (i32), the byte order, the element count (u64), then the elements
+/// in this machine's order (NC_STRING: each one's length, u64, and UTF-8 bytes).
+pub fn encode_values(vals: &Values, out: &mut Vec<u8>) {
+    out.extend_from_slice(&vals.nc_type().code().to_le_bytes());
+    out.push(NATIVE_ORDER);
+    out.extend_from_slice(&(vals.len() as u64).to_le_bytes());
+    if let Values::Str(s) = vals {
+        for x in s {
+            out.extend_from_slice(&(x.len() as u64).to_le_bytes());
+            out.extend_from_slice(x.as_bytes());
+        }
+    } else {
+        vals.encode_ne(out);
+    }
+}
+
+/// The values of a block [`encode_values`] wrote, which must fill `bytes` exactly.
+///
+/// Errors: an unknown type, another byte order, another size than announced, a
+/// string that is not UTF-8 (a damaged or foreign block).
+pub fn decode_values(bytes: &[u8]) -> Result<Values> {
+    let bad = |why: &str| Error::msg(format!("damaged value block: {why}"));
+    if bytes.len() < 13 {
+        return Err(bad("too short"));
+    }
+    let code = i32::from_le_bytes(bytes[0..4].try_into().unwrap_or_default());
+    let ty = NcType::from_code(code).ok_or_else(|| bad(&format!("type code {code}")))?;
+    if bytes[4] != NATIVE_ORDER {
+        return Err(bad("written on a machine of the other byte order"));
+    }
+    let n = usize::try_from(u64::from_le_bytes(
+        bytes[5..13].try_into().unwrap_or_default(),
+    ))
+    .map_err(|_| bad("count too large"))?;
+    let body = &bytes[13..];
+    if ty == NcType::Str {
+        let mut out = Vec::with_capacity(n.min(body.len()));
+        let mut at = 0usize;
+        for _ in 0..n {
+            let len = body
+                .get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+                .and_then(|l| usize::try_from(l).ok())
+                .ok_or_else(|| bad("truncated string length"))?;
+            let s = body
+                .get(at + 8..(at + 8).saturating_add(len))
+                .ok_or_else(|| bad("truncated string"))?;
+            out.push(String::from_utf8(s.to_vec()).map_err(|_| bad("string not UTF-8"))?);
+            at += 8 + len;
+        }
+        if at != body.len() {
+            return Err(bad("bytes past its strings"));
+        }
+        return Ok(Values::Str(out));
+    }
+    if n.checked_mul(ty.size()) != Some(body.len()) {
+        return Err(bad(&format!(
+            "{} bytes for {n} elements of {}",
+            body.len(),
+            ty.nc_name()
+        )));
+    }
+    Ok(crate::nc4::decode_ne(ty, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_blocks_round_trip_every_type_and_refuse_damage() {
+        let all = [
+            Values::Byte(vec![-1, 2]),
+            Values::Char(b"ab\0".to_vec()),
+            Values::Short(vec![-300, 7]),
+            Values::Int(vec![i32::MIN, 5]),
+            Values::Float(vec![1.5, f32::NAN]),
+            Values::Double(vec![-0.0, 1e300]),
+            Values::UByte(vec![255]),
+            Values::UShort(vec![65535]),
+            Values::UInt(vec![u32::MAX]),
+            Values::Int64(vec![i64::MIN]),
+            Values::UInt64(vec![u64::MAX]),
+            Values::Str(vec!["é".into(), String::new(), "xyz".into()]),
+        ];
+        for v in &all {
+            let mut b = Vec::new();
+            encode_values(v, &mut b);
+            let back = decode_values(&b).unwrap();
+            assert_eq!(back.nc_type(), v.nc_type());
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            encode_values(&back, &mut x);
+            encode_values(v, &mut y);
+            assert_eq!(x, y, "{:?}", v.nc_type());
+            assert!(decode_values(&b[..b.len() - 1]).is_err());
+            let mut foreign = b.clone();
+            foreign[0] = 99;
+            assert!(decode_values(&foreign).is_err(), "unknown type code");
+            foreign = b.clone();
+            foreign[4] = 3 - NATIVE_ORDER;
+            assert!(decode_values(&foreign).is_err(), "other byte order");
+        }
     }
 }

@@ -42,7 +42,7 @@ use nco_core::{Error, Result};
 #[command(
     name = "ncra",
     about = "netCDF Record Averager (ncra) and Record Concatenator (ncrcat), NCO-compatible",
-    after_help = "Examples:\n  ncra jan.nc feb.nc mar.nc q1.nc           mean over all records\n  ncrcat -d time,0,,2 a.nc b.nc out.nc       every other record of both files\n  ls *.nc | ncra -O out.nc                   file names from standard input\n  ncra --part 2/4 in_*.nc p2.nc              a quarter of the records (one job of an array)\n  ncra --merge p1.nc p2.nc p3.nc p4.nc out.nc  the four parts combined: the whole run's output"
+    after_help = "Examples:\n  ncra jan.nc feb.nc mar.nc q1.nc           mean over all records\n  ncrcat -d time,0,,2 a.nc b.nc out.nc       every other record of both files\n  ls *.nc | ncra -O out.nc                   file names from standard input\n  ncra --part 2/4 in_*.nc p2.nc              a quarter of the records (one job of an array)\n  ncra --merge p1.nc p2.nc p3.nc p4.nc out.nc  the four parts combined: the whole run's output\n  ncrcat --part 1/2 in_*.nc p1.nc            the first half of the records, as a part file"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -144,27 +144,22 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     };
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
-    if concat {
-        cli.parts.refuse("ncrcat")?;
-    }
-    // What does not split runs as one process; under mpirun that is refused.
-    let single = if concat {
-        Some("ncrcat")
-    } else if cli.stations.list.is_some() {
-        Some("ncra --list")
-    } else {
-        None
-    };
-    match cli::split_run(prog, command, &cli, single)? {
+    // The station list does not split: it runs as one process, refused under mpirun.
+    let single = cli
+        .stations
+        .list
+        .is_some()
+        .then(|| format!("{prog} --list"));
+    match cli::split_run(prog, command, &cli, single.as_deref())? {
         cli::SplitRun::Merge(run, parts) => execute(prog, &argv, &run, Some(parts)),
         cli::SplitRun::Ranks(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
         cli::SplitRun::Alone => execute(prog, &argv, &cli, None),
     }
 }
 
-/// One run of the command line `cli` across MPI `ranks`: each rank accumulates its
-/// share of the records (as `--part` does), rank 0 merges the parts in rank order and
-/// writes the output. Every step that can fail is agreed on by all ranks
+/// One run of the command line `cli` across MPI `ranks`: each rank accumulates (ncra)
+/// or reads (ncrcat) its share of the records, as `--part` does; rank 0 merges the
+/// parts in rank order and writes the output. Every step that can fail is agreed on by all ranks
 /// ([`Ranks::agree`]), so a failure anywhere stops every rank with nothing written.
 fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
     let specs = ranks.agree(cli.std.slab.specs(prog))?;
@@ -175,11 +170,12 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
         prog,
         argv,
         cli,
-        concat: false,
+        concat: prog == "ncrcat",
         op: cli.op.unwrap_or(Op::Avg),
         inputs: &inputs,
         sets: &sets,
         merged: None,
+        records: None,
     };
     let p = ranks.agree(
         ra.target(&inputs.output)
@@ -225,6 +221,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         inputs: &inputs,
         sets: &sets,
         merged: None,
+        records: None,
     };
     let Some(list) = &cli.stations.list else {
         let target = ra.target(&inputs.output)?;
@@ -323,6 +320,9 @@ struct Ra<'a> {
     /// `--merge`: the run's accumulators, combined from its parts, by
     /// [`Ra::partial_key`].
     merged: Option<HashMap<String, Accum>>,
+    /// ncrcat's `--merge`: the parts, whose blocks of records ([`record_block_key`])
+    /// replace the reading of the inputs' records.
+    records: Option<std::sync::Mutex<Parts>>,
 }
 
 /// Everything one output needs before its data: the selected variables, records and
@@ -369,17 +369,38 @@ impl Prepared {
         } else {
             self.out_records
         };
-        let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * var.ty.size();
+        self.record_blocks(first, o, 0..n)
+            .into_iter()
+            .map(|b| {
+                let at = self.base_records + b.start;
+                idx[0] = b.collect();
+                (at, idx.clone())
+            })
+            .collect()
+    }
+
+    /// The records `range` of record variable `o` (position in `vars`) in blocks of
+    /// about 64 MiB: how records are copied, and how ncrcat's parts hold them.
+    fn record_blocks(&self, first: &Meta, o: usize, range: Range<usize>) -> Vec<Range<usize>> {
+        let v = self.vars[o];
+        let idx = self.sel.for_var(first, v);
+        let row: usize = idx[1..].iter().map(Vec::len).product::<usize>() * first.vars[v].ty.size();
         let per = ((64usize << 20) / row.max(1)).max(1);
         let mut out = Vec::new();
-        let mut k = 0;
-        while k < n {
-            let end = (k + per).min(n);
-            idx[0] = (k..end).collect();
-            out.push((self.base_records + k, idx.clone()));
+        let mut k = range.start;
+        while k < range.end {
+            let end = (k + per).min(range.end);
+            out.push(k..end);
             k = end;
         }
         out
+    }
+
+    /// The number of elements of one record of record variable `o` under the
+    /// selection.
+    fn record_len(&self, first: &Meta, o: usize) -> usize {
+        let idx = self.sel.for_var(first, self.vars[o]);
+        idx[1..].iter().map(Vec::len).product()
     }
 
     /// The records of output group `g` (all of them when there is one output record:
@@ -739,6 +760,9 @@ impl Ra<'_> {
                 return Ok((oi, chunks, Casts::default()));
             }
             let Some(pv) = p.procs[o].as_ref().filter(|_| !self.concat) else {
+                if let (true, Some(parts)) = (self.concat, &self.records) {
+                    return Ok((oi, self.merged_records(p, o, parts)?, Casts::default()));
+                }
                 // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
                 // blocks of records to bound memory.
                 for (at, idx) in p.copy_reads(first, o, self.concat) {
@@ -831,9 +855,95 @@ impl Ra<'_> {
         keys
     }
 
+    /// The record variables ncrcat concatenates: positions in the output plan `p`.
+    fn concatenated(&self, p: &Prepared) -> Vec<usize> {
+        let first = self.sets[0].meta();
+        (0..p.vars.len())
+            .filter(|&o| {
+                let v = p.vars[o];
+                first.is_record_var(&first.vars[v]) && p.meta.var_like(first, v).is_some()
+            })
+            .collect()
+    }
+
+    /// The keys of ncrcat's part holding the records `share`: one per block of
+    /// records of every concatenated variable.
+    fn record_block_keys(&self, p: &Prepared, share: Range<usize>) -> Vec<String> {
+        let first = self.sets[0].meta();
+        let mut keys = Vec::new();
+        for o in self.concatenated(p) {
+            for b in p.record_blocks(first, o, share.clone()) {
+                keys.push(record_block_key(first, p.vars[o], b.start));
+            }
+        }
+        keys
+    }
+
+    /// ncrcat's `--part` (and an MPI rank): this part's share of the selected records
+    /// of every record variable, in blocks as the output gets them (time values
+    /// already in the first input's units), variables in parallel windows.
+    ///
+    /// Errors: read errors, the part file cannot be written (named).
+    fn write_record_part(&self, p: &Prepared, mut file: PartFile<'_>) -> Result<Option<Vec<u8>>> {
+        let first = self.sets[0].meta();
+        let share = file.share(p.picks.len());
+        let cc = concat_view(self.sets, &p.picks, p.times.clone());
+        let vars = self.concatenated(p);
+        let pb = nco_core::progress::bar(vars.len() as u64, self.prog);
+        let compute = |k: usize| -> Result<Vec<(String, Values)>> {
+            let o = vars[k];
+            let v = p.vars[o];
+            let mut idx = p.sel.for_var(first, v);
+            let mut blocks = Vec::new();
+            for b in p.record_blocks(first, o, share.clone()) {
+                let key = record_block_key(first, v, b.start);
+                idx[0] = b.collect();
+                blocks.push((key, cc.read(v, &idx)?));
+            }
+            pb.inc(1);
+            Ok(blocks)
+        };
+        pipeline::for_each_ordered(vars.len(), compute, |_, blocks| {
+            for (key, vals) in &blocks {
+                file.add_values(key, vals)?;
+            }
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        file.finish(p.picks.len())
+    }
+
+    /// ncrcat's `--merge`: the blocks of record variable `o` (position in the plan
+    /// `p`) from the parts holding them, each at its output record.
+    ///
+    /// Errors: as [`Parts::values`].
+    fn merged_records(
+        &self,
+        p: &Prepared,
+        o: usize,
+        parts: &std::sync::Mutex<Parts>,
+    ) -> Result<Vec<(usize, Values)>> {
+        let first = self.sets[0].meta();
+        let per = p.record_len(first, o);
+        let mut parts = parts
+            .lock()
+            .map_err(|_| Error::msg("internal: a merge thread failed"))?;
+        let shares = parts.shares();
+        let mut out = Vec::new();
+        for share in shares {
+            for b in p.record_blocks(first, o, share) {
+                let key = record_block_key(first, p.vars[o], b.start);
+                let vals = parts.values(b.start, &key, b.len() * per)?;
+                out.push((p.base_records + b.start, vals));
+            }
+        }
+        Ok(out)
+    }
+
     /// `--part` (and an MPI rank): the accumulators of this part's share of the
     /// records, of every reduced variable and output group, added to `file` as they
-    /// are computed, variables in parallel windows; the bytes of a part in memory.
+    /// are computed, variables in parallel windows (ncrcat: the records themselves,
+    /// [`Ra::write_record_part`]); the bytes of a part in memory.
     ///
     /// Errors: read errors, the part file cannot be written (named).
     fn write_part(&self, p: &Prepared, mut file: PartFile<'_>) -> Result<Option<Vec<u8>>> {
@@ -841,6 +951,9 @@ impl Ra<'_> {
         // An output its format cannot hold (groups in a classic file) fails every part
         // before any work, not the merge.
         nco_core::rules::formats::storable(&p.meta)?;
+        if self.concat {
+            return self.write_record_part(p, file);
+        }
         let share = file.share(p.picks.len());
         let reduced = self.reduced(p);
         let pb = nco_core::progress::bar(reduced.len() as u64, self.prog);
@@ -868,7 +981,12 @@ impl Ra<'_> {
     /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
     fn merge_parts(&mut self, p: &Prepared, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(self.cli);
-        parts.check_run(self.prog, &options, p.picks.len())?;
+        parts.check_run(self.prog, &options, p.picks.len(), None)?;
+        if self.concat {
+            parts.expect_entries(|share| self.record_block_keys(p, share))?;
+            self.records = Some(std::sync::Mutex::new(parts));
+            return Ok(());
+        }
         self.merged = Some(parts.merge(&self.partial_keys(p))?);
         Ok(())
     }
@@ -969,6 +1087,12 @@ impl Ra<'_> {
         nco_core::kernels::add_elementwise(acc, &Values::Double(f), miss, None, w);
         Ok(())
     }
+}
+
+/// The key of ncrcat's block of records of variable `v` of `first` that starts at
+/// selected record `start` (counted across the inputs) in a part file.
+fn record_block_key(first: &Meta, v: usize, start: usize) -> String {
+    format!("{}@{start}", first.var_path(v))
 }
 
 /// The key of the partial result of output group `g` of variable `v` of `first` in a

@@ -11,25 +11,30 @@
 
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::ffi::OsString;
+use std::ops::Range;
+use std::path::PathBuf;
 
 use nco_core::arith::{self, ProcVar};
+use nco_core::cli::ranks::Ranks;
 use nco_core::cli::{self, OperatorArgs};
 use nco_core::dataset::Dataset;
 use nco_core::hyperslab::Selection;
 use nco_core::kernels::{self, reduce::Accum, reduce::Broadcast, reduce::Op};
 use nco_core::model::{Meta, Var};
+use nco_core::partial::{PartFile, Parts};
 use nco_core::rules::mask::{Cmp, MaskExpr};
 use nco_core::target::{Output, Target};
 use nco_core::types::Values;
 use nco_core::{Error, Result};
 
 /// ncwa command line.
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "ncwa",
     about = "netCDF Weighted Averager: averages (and other statistics) over dimensions, with weights and masks (NCO-compatible)",
-    after_help = "Examples:\n  ncwa -a lat,lon -w gw in.nc out.nc        area-weighted mean\n  ncwa -y max -a time in.nc out.nc           maximum over time\n  ncwa -B 'lat < -60.0' -a lat in.nc out.nc  mean south of 60S"
+    after_help = "Examples:\n  ncwa -a lat,lon -w gw in.nc out.nc        area-weighted mean\n  ncwa -y max -a time in.nc out.nc           maximum over time\n  ncwa -B 'lat < -60.0' -a lat in.nc out.nc  mean south of 60S\n  ncwa --part 1/2 in.nc p1.nc                half of the variables (by size), as a part file\n  ncwa --merge p1.nc p2.nc out.nc            the parts combined: the whole run's output"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -85,7 +90,12 @@ pub struct Cli {
     /// Do not write cell_methods attributes
     #[arg(long = "no_cll_mth", visible_alias = "no_cell_methods")]
     pub no_cell_methods: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub parts: cli::PartArgs,
 }
+
+nco_core::split_cli!(Cli, one_input);
 
 /// The clap command.
 pub fn command() -> clap::Command {
@@ -140,7 +150,11 @@ enum Job {
     Reduce { pv: Box<ProcVar> },
 }
 
-/// Run ncwa with `argv`.
+/// Run ncwa with `argv`: alone, as one part of a split run (`--part`), merging the
+/// parts (`--merge`) or across MPI ranks. A split run shares the reduced variables by
+/// their size ([`nco_core::rules::partial::PartSpec::share_by`]); each variable is
+/// reduced whole by one part, so the merged output is the single process's, bit for
+/// bit.
 ///
 /// Errors: bad options, unknown dimension in `-a`, weight or mask variable absent,
 /// bad `-T`/`-B`, weights summing to zero, and every I/O error.
@@ -148,54 +162,165 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
-    let op = cli.op.unwrap_or(Op::Avg);
-    let specs = cli.std.slab.specs(prog)?;
-    let (inputs, target) = cli.std.inputs_and_target(prog, &argv, 1)?;
-    let input = &inputs[0];
-    let mask_test = mask_test(&cli)?;
-    let ds = Dataset::open(input)?;
-    let meta = ds.meta();
-    let sel = cli.std.slab.resolve_specs(&ds, specs)?;
-    let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
-    let avg_dims = reduced_dims(cli.avg.as_deref(), meta, input)?;
-    nco_core::select::require_processed(
-        meta,
-        &vars,
-        &avg_dims,
-        "numeric variable on a dimension to average",
-    )?;
-    let weight = match &cli.weight {
-        Some(w) => {
-            let a = read_aux(&ds, &sel, w, "weight", cli.arith.hdf_upk)?;
-            if a.values.iter().sum::<f64>() == 0.0 {
-                return Err(Error::var(w, "weights sum to zero"));
-            }
-            Some(a)
-        }
-        None => None,
-    };
-    let mask = match &mask_test {
-        Some(cond) => Some(mask_of(&ds, &sel, cond, cli.arith.hdf_upk)?),
-        None => None,
-    };
-    let r = Reduction {
-        ds: &ds,
-        sel: &sel,
-        avg_dims: &avg_dims,
-        op,
-        weight: weight.as_ref(),
-        mask: mask.as_ref(),
-        no_coord_weight: cli.no_coord_weight,
-        normalize: !cli.numerator,
-    };
-    let (out, jobs) = define(&cli, &r, &vars, &target)?;
-    r.write(prog, &vars, jobs, out, &target)
+    match cli::split_run(prog, command, &cli, None)? {
+        cli::SplitRun::Merge(run, parts) => execute(prog, &argv, &run, Some(parts)),
+        cli::SplitRun::Ranks(ranks) => execute_ranks(prog, &argv, &cli, &ranks),
+        cli::SplitRun::Alone => execute(prog, &argv, &cli, None),
+    }
 }
 
+/// The run of one command line planned: the input opened, its selection, weights and
+/// mask read, the output defined.
+struct Planned {
+    input: PathBuf,
+    target: Target,
+    ds: Dataset,
+    sel: Selection,
+    vars: Vec<usize>,
+    avg_dims: Vec<usize>,
+    weight: Option<Aux>,
+    mask: Option<Aux>,
+}
+
+impl Planned {
+    /// Plan the run of `cli`.
+    ///
+    /// Errors: as [`run`]'s, but for the reduction itself.
+    fn of(prog: &str, argv: &[OsString], cli: &Cli) -> Result<Planned> {
+        let specs = cli.std.slab.specs(prog)?;
+        let (inputs, target) = cli.std.inputs_and_target(prog, argv, 1)?;
+        let input = inputs[0].clone();
+        let mask_test = mask_test(cli)?;
+        let ds = Dataset::open(&input)?;
+        let meta = ds.meta();
+        let sel = cli.std.slab.resolve_specs(&ds, specs)?;
+        let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
+        let avg_dims = reduced_dims(cli.avg.as_deref(), meta, &input)?;
+        nco_core::select::require_processed(
+            meta,
+            &vars,
+            &avg_dims,
+            "numeric variable on a dimension to average",
+        )?;
+        let weight = match &cli.weight {
+            Some(w) => {
+                let a = read_aux(&ds, &sel, w, "weight", cli.arith.hdf_upk)?;
+                if a.values.iter().sum::<f64>() == 0.0 {
+                    return Err(Error::var(w, "weights sum to zero"));
+                }
+                Some(a)
+            }
+            None => None,
+        };
+        let mask = match &mask_test {
+            Some(cond) => Some(mask_of(&ds, &sel, cond, cli.arith.hdf_upk)?),
+            None => None,
+        };
+        Ok(Planned {
+            input,
+            target,
+            ds,
+            sel,
+            vars,
+            avg_dims,
+            weight,
+            mask,
+        })
+    }
+
+    /// The reduction of the run of `cli`.
+    fn reduction<'a>(&'a self, cli: &Cli) -> Reduction<'a> {
+        Reduction {
+            ds: &self.ds,
+            sel: &self.sel,
+            avg_dims: &self.avg_dims,
+            op: cli.op.unwrap_or(Op::Avg),
+            weight: self.weight.as_ref(),
+            mask: self.mask.as_ref(),
+            no_coord_weight: cli.no_coord_weight,
+            normalize: !cli.numerator,
+        }
+    }
+}
+
+/// One run of the command line `cli`; `merging`, the part files whose accumulators
+/// replace the reading of the reduced variables (`--merge`).
+fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
+    let split = cli.parts.part.is_some() || merging.is_some();
+    if split && cli.std.common.append {
+        return Err(refused_append());
+    }
+    let run = Planned::of(prog, argv, cli)?;
+    let r = run.reduction(cli);
+    let (out, jobs) = define(cli, &r, &run.vars, &run.target)?;
+    if let Some(spec) = cli.parts.part {
+        nco_core::rules::formats::storable(&out)?;
+        let plan = cli::part_plan(prog, cli, spec, argv, std::slice::from_ref(&run.input))?
+            .by_sizes(r.sizes(&jobs));
+        let file = plan.create(&run.target.path)?;
+        return r.write_part(&jobs, file).map(drop);
+    }
+    let sums = match merging {
+        Some(parts) => Some(r.merge_parts(cli, &jobs, parts)?),
+        None => None,
+    };
+    r.write(prog, &run.vars, jobs, out, &run.target, sums)?
+        .commit()
+}
+
+/// One run of the command line `cli` across MPI `ranks`: each rank reduces its share
+/// of the variables (by size, as `--part` does); rank 0 merges the parts in rank order
+/// and writes the output. Every step that can fail is agreed on by all ranks, so a
+/// failure anywhere stops every rank with nothing written.
+fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
+    if cli.std.common.append {
+        return ranks.agree(Err(refused_append()));
+    }
+    let run = ranks.agree(Planned::of(prog, argv, cli))?;
+    let r = run.reduction(cli);
+    let (out, jobs) = ranks.agree(define(cli, &r, &run.vars, &run.target).and_then(|d| {
+        nco_core::rules::formats::storable(&d.0)?;
+        Ok(d)
+    }))?;
+    let plan = ranks
+        .agree(cli::part_plan(
+            prog,
+            cli,
+            ranks.spec(),
+            argv,
+            std::slice::from_ref(&run.input),
+        ))?
+        .by_sizes(r.sizes(&jobs));
+    let name = format!("rank {}", ranks.rank());
+    let mine = ranks.agree(r.write_part(&jobs, plan.in_memory(&name)))?;
+    let done = match ranks.gather(mine.unwrap_or_default()) {
+        Some(all) => {
+            let merged = Parts::from_ranks(prog, all)
+                .and_then(|parts| r.merge_parts(cli, &jobs, parts))
+                .and_then(|sums| r.write(prog, &run.vars, jobs, out, &run.target, Some(sums)));
+            ranks.agree(merged.map(Some))?
+        }
+        None => ranks.agree(Ok(None))?,
+    };
+    ranks.agree(done.map_or(Ok(()), Output::commit))
+}
+
+fn refused_append() -> Error {
+    Error::option(
+        "-A",
+        "not with --part, --merge or mpirun (append to the merged output afterwards)",
+    )
+}
+
+/// A reduced variable's partial result: its accumulator, and whether a NaN was met
+/// in its data or weights (which tells a NaN mean from weights summing to zero).
+type Sum = (Accum, bool);
+
 impl Reduction<'_> {
-    /// Compute the reduced variables of `jobs` (in parallel over variables) and write
-    /// them, with the variables copied unchanged, into the output `out` defines
-    /// (positions as `vars`, the input's variables), committed to `target`.
+    /// Compute the reduced variables of `jobs` (in parallel over variables; from
+    /// `sums`, the merged parts' accumulators by variable path, when merging) and
+    /// write them, with the variables copied unchanged, into the output `out` defines
+    /// (positions as `vars`, the input's variables), to be committed to `target`.
     ///
     /// Errors: reduction, read and write failures (named).
     fn write(
@@ -205,14 +330,35 @@ impl Reduction<'_> {
         jobs: Vec<Job>,
         mut out: Meta,
         target: &Target,
-    ) -> Result<()> {
+        mut sums: Option<HashMap<String, Sum>>,
+    ) -> Result<Output> {
         let r = self;
+        let meta = r.ds.meta();
+        let given: Vec<Option<Sum>> = jobs
+            .iter()
+            .map(|job| match (job, sums.as_mut()) {
+                (Job::Reduce { pv }, Some(m)) => m.remove(&meta.var_path(pv.id)),
+                _ => None,
+            })
+            .collect();
+        let merging = sums.is_some();
         let results: Vec<Result<Option<(Values, Var)>>> = jobs
             .into_par_iter()
-            .map(|job| match job {
+            .zip(given)
+            .map(|(job, sum)| match job {
                 Job::Copy => Ok(None),
                 Job::Reduce { mut pv } => {
-                    let vals = r.reduce(prog, &mut pv)?;
+                    let (acc, nan_in) = match sum {
+                        Some(s) => s,
+                        None if merging => {
+                            return Err(Error::var(
+                                &meta.vars[pv.id].name,
+                                "internal: no merged partial result",
+                            ))
+                        }
+                        None => r.accumulate(&pv)?,
+                    };
+                    let vals = r.finish(prog, &mut pv, acc, nan_in)?;
                     Ok(Some((vals, pv.out)))
                 }
             })
@@ -234,7 +380,89 @@ impl Reduction<'_> {
                 None => file.copy_unchanged(r.ds, *v, r.sel, o)?,
             }
         }
-        file.commit()
+        Ok(file)
+    }
+
+    /// The sizes (elements under the selection) of the reduced variables of `jobs`,
+    /// in order: the items a split run shares.
+    fn sizes(&self, jobs: &[Job]) -> Vec<u64> {
+        let meta = self.ds.meta();
+        reduced_ids(jobs)
+            .map(|v| {
+                let idx = self.sel.for_var(meta, v);
+                idx.iter().map(|d| d.len() as u64).product()
+            })
+            .collect()
+    }
+
+    /// `--part` (and an MPI rank): the accumulators of this part's share of the
+    /// reduced variables of `jobs` (in parallel over variables), added to `file`;
+    /// the bytes of a part in memory.
+    ///
+    /// Errors: read errors, the part file cannot be written (named).
+    fn write_part(&self, jobs: &[Job], mut file: PartFile<'_>) -> Result<Option<Vec<u8>>> {
+        let meta = self.ds.meta();
+        let pvs: Vec<&ProcVar> = jobs
+            .iter()
+            .filter_map(|j| match j {
+                Job::Reduce { pv } => Some(pv.as_ref()),
+                Job::Copy => None,
+            })
+            .collect();
+        let share = file.share(pvs.len());
+        let sums: Vec<Result<Sum>> = pvs[share.clone()]
+            .par_iter()
+            .map(|pv| self.accumulate(pv))
+            .collect();
+        let mut buf = Vec::new();
+        for (pv, sum) in pvs[share].iter().zip(sums) {
+            let (acc, nan_in) = sum?;
+            buf.clear();
+            buf.push(u8::from(nan_in));
+            acc.encode(&mut buf);
+            file.add_bytes(&meta.var_path(pv.id), &buf)?;
+        }
+        file.finish(pvs.len())
+    }
+
+    /// `--merge` (and rank 0 of an MPI run): the parts checked against the run of
+    /// `cli` (reduced variables `jobs`), each variable's accumulator read from the
+    /// part that reduced it, by variable path.
+    ///
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`], a damaged
+    /// accumulator (naming the part file and variable).
+    fn merge_parts(
+        &self,
+        cli: &Cli,
+        jobs: &[Job],
+        mut parts: Parts,
+    ) -> Result<HashMap<String, Sum>> {
+        let meta = self.ds.meta();
+        let ids: Vec<usize> = reduced_ids(jobs).collect();
+        let sizes = self.sizes(jobs);
+        let options = cli::split_options_text(cli);
+        parts.check_run("ncwa", &options, ids.len(), Some(&sizes))?;
+        let keys = |share: Range<usize>| -> Vec<String> {
+            ids[share].iter().map(|&v| meta.var_path(v)).collect()
+        };
+        parts.expect_entries(keys)?;
+        let mut sums = HashMap::with_capacity(ids.len());
+        for (i, &v) in ids.iter().enumerate() {
+            let key = meta.var_path(v);
+            let (bytes, path) = parts.entry(i, &key)?;
+            let damaged = || Error::Format {
+                path: path.display().to_string(),
+                reason: format!("{key}: damaged accumulator record"),
+            };
+            let (&flag, rest) = bytes.split_first().ok_or_else(damaged)?;
+            let op = self.reduction(v).op;
+            let (acc, used) = Accum::decode(op, rest).map_err(|_| damaged())?;
+            if flag > 1 || used != rest.len() {
+                return Err(damaged());
+            }
+            sums.insert(key, (acc, flag == 1));
+        }
+        Ok(sums)
     }
 }
 
@@ -429,12 +657,11 @@ impl Reduction<'_> {
         arith::reduction(self.ds.meta(), v, self.op, reducer)
     }
 
-    /// The reduced values of the variable `pv` plans, streamed in blocks of whole rows
-    /// of its first dimension; `pv`'s output definition gains a `_FillValue` when a
-    /// result is missing.
+    /// The accumulator of the variable `pv` plans, streamed in blocks of whole rows of
+    /// its first dimension, and whether a NaN was met in its data or weights.
     ///
-    /// Errors: weights summing to zero over the averaged elements, read errors.
-    fn reduce(&self, prog: &str, pv: &mut ProcVar) -> Result<Values> {
+    /// Errors: read errors.
+    fn accumulate(&self, pv: &ProcVar) -> Result<Sum> {
         let (meta, sel) = (self.ds.meta(), self.sel);
         let var = &meta.vars[pv.id];
         let red = self.reduction(pv.id);
@@ -498,6 +725,22 @@ impl Reduction<'_> {
             );
             Ok(())
         })?;
+        Ok((acc, nan_in))
+    }
+
+    /// The reduced values of the variable `pv` plans from its accumulator `acc`
+    /// ([`Reduction::accumulate`]); `pv`'s output definition gains a `_FillValue`
+    /// when a result is missing.
+    ///
+    /// Errors: weights summing to zero over the averaged elements.
+    fn finish(&self, prog: &str, pv: &mut ProcVar, acc: Accum, nan_in: bool) -> Result<Values> {
+        let var = &self.ds.meta().vars[pv.id];
+        let red = self.reduction(pv.id);
+        let this_op = red.op;
+        let wst = self
+            .weight
+            .filter(|_| red.weighted)
+            .and_then(|w| aux_strides(self.ds.meta(), self.sel, &var.dims, &w.dims).map(|_| w));
         let res = acc.finish(self.normalize);
         if !nan_in
             && res.iter().any(|r| r.is_some_and(f64::is_nan))
@@ -515,4 +758,12 @@ impl Reduction<'_> {
         arith::warn_overflow(prog, &pv.out.name, pv.out.ty, casts, pv.out_fill);
         Ok(vals)
     }
+}
+
+/// The variables (ids in the input) of the reduced jobs of `jobs`, in order.
+fn reduced_ids(jobs: &[Job]) -> impl Iterator<Item = usize> + '_ {
+    jobs.iter().filter_map(|j| match j {
+        Job::Reduce { pv } => Some(pv.id),
+        Job::Copy => None,
+    })
 }

@@ -399,6 +399,23 @@ fn mask_condition_b() {
 }
 
 #[test]
+fn masked_packed_variable_gets_a_fill_value_of_its_own_type() {
+    // Compatibility difference: NCO 5.1.4 gives the unpacked float mean of a packed
+    // variable the packed type's _FillValue (-32767s), of another type than the
+    // variable it describes; ours is the float default fill.
+    if is_nco() {
+        return;
+    }
+    let (_s, out) = ncwa(&["-O", "-a", "lon", "-B", "orog > 25", "-v", "fld_pck"]);
+    assert_eq!(
+        header_lines(&out, "fld_pck:_FillValue").trim(),
+        "fld_pck:_FillValue = 9.96921e+36f ;"
+    );
+    assert!(header_lines(&out, "float fld_pck").contains("float fld_pck ;"));
+    assert_eq!(value(&out, "fld_pck", "%g", &[]), "7.5");
+}
+
+#[test]
 fn all_missing_gives_missing() {
     let (_s, out) = ncwa(&[
         "-O",

@@ -399,14 +399,15 @@ pub struct ArithArgs {
     pub flt: bool,
 }
 
-/// Job-array mode of the reducing multi-file operators (ncra, nces): a run split
-/// across processes that need not share anything but a file system
+/// Job-array mode of the multi-file operators (ncra, ncrcat, nces, ncecat): a run
+/// split across processes that need not share anything but a file system
 /// ([`crate::plan::partial`]).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PartArgs {
-    /// Compute only part I of N of the run (ncra: a share of the records; nces: of the
-    /// members) and write its partial statistic to the output, a part file for
-    /// --merge (e.g. one Slurm array task each: --part $((SLURM_ARRAY_TASK_ID+1))/N)
+    /// Compute only part I of N of the run (ncra, ncrcat: a share of the records; nces,
+    /// ncecat: of the members) and write its partial statistic (or its records or
+    /// members) to the output, a part file for --merge (e.g. one Slurm array task each:
+    /// --part $((SLURM_ARRAY_TASK_ID+1))/N)
     #[arg(long = "part", value_name = "I/N", value_parser = crate::rules::partial::PartSpec::parse)]
     pub part: Option<crate::rules::partial::PartSpec>,
     /// Combine the part files given (every part of one run, any order) into the output
@@ -416,35 +417,13 @@ pub struct PartArgs {
     pub merge: bool,
 }
 
-impl PartArgs {
-    /// Refuse `--part`/`--merge` where the operator or mode does not split (`what`
-    /// names it, `why` says what to do instead).
-    ///
-    /// Errors: either option given, naming it.
-    pub fn refuse(&self, what: &str) -> Result<()> {
-        let name = if self.merge {
-            "--merge"
-        } else if self.part.is_some() {
-            "--part"
-        } else {
-            return Ok(());
-        };
-        Err(Error::option(
-            name,
-            format!(
-                "not supported for {what} yet (job-array mode splits ncra's and nces's statistics)"
-            ),
-        ))
-    }
-}
-
 /// The command line of an operator that splits (`--part`, `--merge`): the argument
 /// groups the job-array helpers change.
 pub trait SplitCli: clap::FromArgMatches + Clone + std::fmt::Debug {
     /// The operator's files, output and common options.
     fn std_mut(&mut self) -> &mut OperatorArgs;
-    /// The input-list options (`-n`).
-    fn inputs_mut(&mut self) -> &mut InputListArgs;
+    /// The input-list options (`-n`) of a multi-file operator (none for ncwa).
+    fn inputs_mut(&mut self) -> Option<&mut InputListArgs>;
     /// `--part`, `--merge`.
     fn parts_mut(&mut self) -> &mut PartArgs;
     /// `--part`, `--merge`, to read.
@@ -496,7 +475,9 @@ pub fn split_run<C: SplitCli>(
 pub fn split_options_text<C: SplitCli>(cli: &C) -> String {
     let mut c = cli.clone();
     c.std_mut().files.clear();
-    c.inputs_mut().nintap = None;
+    if let Some(i) = c.inputs_mut() {
+        i.nintap = None;
+    }
     *c.parts_mut() = PartArgs::default();
     let common = &mut c.std_mut().common;
     *common = CommonArgs {
@@ -567,7 +548,9 @@ pub fn merge_command_line<C: SplitCli>(
     let h = parts.header();
     let mut run: C = recorded(cmd(), &h.argv)?;
     *run.parts_mut() = PartArgs::default();
-    run.inputs_mut().nintap = None;
+    if let Some(i) = run.inputs_mut() {
+        i.nintap = None;
+    }
     let std = run.std_mut();
     std.files = h.inputs.iter().map(|s| s.path.clone()).collect();
     std.files.push(out);
@@ -1177,7 +1160,7 @@ pub fn start<C: clap::FromArgMatches>(
 
 /// The operators that split a run across MPI ranks (the others refuse a launch with
 /// several ranks: each rank would write the whole output).
-const SPLITS_ACROSS_RANKS: [&str; 3] = ["ncra", "nces", "ncea"];
+const SPLITS_ACROSS_RANKS: [&str; 6] = ["ncra", "ncrcat", "nces", "ncea", "ncecat", "ncwa"];
 
 /// Refuse a launch by `mpirun` with several ranks of an operator that does not split.
 ///
@@ -1356,16 +1339,23 @@ fn fail_exit() -> ! {
 
 /// [`cli::SplitCli`](crate::cli::SplitCli) for an operator's command line `$cli` whose
 /// argument groups are the fields `std` ([`OperatorArgs`]), `inputs`
-/// ([`InputListArgs`]) and `parts` ([`PartArgs`]): `nco_core::split_cli!(Cli);`.
+/// ([`InputListArgs`]) and `parts` ([`PartArgs`]): `nco_core::split_cli!(Cli);`; for
+/// one without input-list options (ncwa), `nco_core::split_cli!(Cli, one_input);`.
 #[macro_export]
 macro_rules! split_cli {
     ($cli:ty) => {
+        $crate::split_cli!(@impl $cli, self, Some(&mut self.inputs));
+    };
+    ($cli:ty, one_input) => {
+        $crate::split_cli!(@impl $cli, self, None);
+    };
+    (@impl $cli:ty, $s:ident, $inputs:expr) => {
         impl $crate::cli::SplitCli for $cli {
             fn std_mut(&mut self) -> &mut $crate::cli::OperatorArgs {
                 &mut self.std
             }
-            fn inputs_mut(&mut self) -> &mut $crate::cli::InputListArgs {
-                &mut self.inputs
+            fn inputs_mut(&mut $s) -> Option<&mut $crate::cli::InputListArgs> {
+                $inputs
             }
             fn parts_mut(&mut self) -> &mut $crate::cli::PartArgs {
                 &mut self.parts

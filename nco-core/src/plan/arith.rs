@@ -456,6 +456,19 @@ pub fn is_fixed_by_name(meta: &Meta, v: usize) -> bool {
         && (NAMES.contains(&name) || name.starts_with("msk_") || name.starts_with("wgt_"))
 }
 
+/// True for the CCM/CCSM base-date and truncation scalars (`nbdate`, `nbsec`,
+/// `ndbase`, `nsbase`, `ntrk`, `ntrm`, `ntrn`) in files declaring CF/CCM/CCSM
+/// `Conventions`: NCO 5.1.4's ncecat copies them as they are instead of stacking them
+/// along the new record dimension (checked by running it, with and without
+/// `Conventions`; `date`, `datesec`, `gw` and the other names of
+/// [`is_fixed_by_name`] are stacked).
+pub fn is_unstacked_by_name(meta: &Meta, v: usize) -> bool {
+    const NAMES: &[&str] = &[
+        "nbdate", "nbsec", "ndbase", "nsbase", "ntrk", "ntrm", "ntrn",
+    ];
+    follows_conventions(meta) && NAMES.contains(&meta.vars[v].name.as_str())
+}
+
 /// NCO's coordinate-like variables, whatever the file's `Conventions`: coordinate
 /// variables, and variables named in any variable's `bounds`, `climatology` or
 /// `coordinates` attribute (a blank-separated list; checked by running NCO 5.1.4's

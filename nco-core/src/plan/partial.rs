@@ -4,6 +4,10 @@
 //! ([`nco_io::part`]); `--merge` reads every part of the run, checks they belong
 //! together, and combines their accumulators in part order into the ones a single
 //! process would have ended with, which the operator finishes and writes as usual.
+//! The concatenators (ncrcat, ncecat) put their share of the records or members
+//! themselves in the part ([`PartFile::add_values`]), as the output gets them; the
+//! merge writes each where it belongs ([`Parts::values`]): bit for bit the single
+//! process's output.
 //!
 //! What is exact: counts, weight sums, minima, maxima and every integer-valued sum
 //! below 2^53 are the single process's, bit for bit. A floating-point sum is
@@ -22,6 +26,7 @@ use md5::{Digest, Md5};
 use crate::error::{Error, Result};
 use crate::kernels::reduce::{Accum, Op};
 use crate::rules::partial::PartSpec;
+use crate::types::Values;
 use nco_io::part::{self, InputStamp, PartHeader, PartReader};
 
 /// The identity of a run: a digest of the operator, our version, `options` (the
@@ -54,6 +59,8 @@ pub fn stamps(inputs: &[PathBuf]) -> Result<Vec<InputStamp>> {
 pub struct PartPlan {
     prog: String,
     spec: PartSpec,
+    /// The items' sizes when they are shared by size ([`PartSpec::share_by`]).
+    sizes: Option<Vec<u64>>,
     run: String,
     argv: Vec<String>,
     stamps: Vec<InputStamp>,
@@ -93,15 +100,23 @@ impl PartPlan {
         Ok(PartPlan {
             prog: prog.to_string(),
             spec,
+            sizes: None,
             run: run_id(prog, options, &stamps),
             argv: args,
             stamps,
         })
     }
 
+    /// Share the items by their `sizes` (one per item) instead of their count
+    /// ([`PartSpec::share_by`]); the merge is given the same sizes.
+    pub fn by_sizes(mut self, sizes: Vec<u64>) -> PartPlan {
+        self.sizes = Some(sizes);
+        self
+    }
+
     /// This part's share of `total` items.
     pub fn share(&self, total: usize) -> Range<usize> {
-        self.spec.share(total)
+        self.spec.share_by(total, self.sizes.as_deref())
     }
 
     /// Start the part file `dest`, to which [`PartFile::add`] appends accumulators as
@@ -147,6 +162,24 @@ impl PartFile<'_> {
     pub fn add(&mut self, key: &str, acc: &Accum) -> Result<()> {
         self.buf.clear();
         acc.encode(&mut self.buf);
+        self.w.add(key, &self.buf)
+    }
+
+    /// Append the operator's own `bytes` under `key` (read back by [`Parts::entry`]).
+    ///
+    /// Errors: the write fails (naming the part file).
+    pub fn add_bytes(&mut self, key: &str, bytes: &[u8]) -> Result<()> {
+        self.w.add(key, bytes)
+    }
+
+    /// Append the values `vals` under `key`: a concatenation's records or members,
+    /// already in the output's type, which the merge writes where they belong
+    /// ([`Parts::values`]).
+    ///
+    /// Errors: the write fails (naming the part file).
+    pub fn add_values(&mut self, key: &str, vals: &Values) -> Result<()> {
+        self.buf.clear();
+        part::encode_values(vals, &mut self.buf);
         self.w.add(key, &self.buf)
     }
 
@@ -284,11 +317,18 @@ impl Parts {
 
     /// Check the run against what the merge planned from its command line: the
     /// inputs unchanged since the parts were written, the same run identity for
-    /// `options`, and each part's share of `total` items the one its index gives.
+    /// `options`, and each part's share of `total` items the one its index gives
+    /// (by the items' `sizes` when given, [`PartSpec::share_by`]).
     ///
     /// Errors: an input missing or changed (named), the identity or shares differ
     /// (naming the part file).
-    pub fn check_run(&self, prog: &str, options: &str, total: usize) -> Result<()> {
+    pub fn check_run(
+        &self,
+        prog: &str,
+        options: &str,
+        total: usize,
+        sizes: Option<&[u64]>,
+    ) -> Result<()> {
         let h0 = self.header();
         for s in &h0.inputs {
             let now = InputStamp::of(&s.path)?;
@@ -306,7 +346,7 @@ impl Parts {
                 index: h.part,
                 count: h.parts,
             };
-            let share = spec.share(total);
+            let share = spec.share_by(total, sizes);
             if h.run != run {
                 return Err(format_error(
                     r.path(),
@@ -324,6 +364,77 @@ impl Parts {
             }
         }
         Ok(())
+    }
+
+    /// Check that every part holds exactly the entries `expected` gives for its share
+    /// of the items (a concatenation's value blocks), before anything is written.
+    ///
+    /// Errors: a part lacks an expected entry or holds one the run does not write
+    /// (naming the part file and the key).
+    pub fn expect_entries(&self, expected: impl Fn(Range<usize>) -> Vec<String>) -> Result<()> {
+        for r in &self.readers {
+            let h = &r.header;
+            let want = expected(h.share.0..h.share.1);
+            let have: std::collections::HashSet<&str> =
+                h.entries.iter().map(|e| e.key.as_str()).collect();
+            if let Some(k) = want.iter().find(|k| !have.contains(k.as_str())) {
+                return Err(format_error(r.path(), format!("lacks {k}")));
+            }
+            if want.len() != h.entries.len() {
+                let want: std::collections::HashSet<&str> =
+                    want.iter().map(String::as_str).collect();
+                let extra = h
+                    .entries
+                    .iter()
+                    .find(|e| !want.contains(e.key.as_str()))
+                    .map_or("an entry twice", |e| e.key.as_str());
+                return Err(format_error(
+                    r.path(),
+                    format!("holds {extra}, which this run does not write"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each part's share of the items, in part order.
+    pub fn shares(&self) -> Vec<Range<usize>> {
+        self.readers
+            .iter()
+            .map(|r| r.header.share.0..r.header.share.1)
+            .collect()
+    }
+
+    /// The bytes stored under `key` ([`PartFile::add_bytes`]) in the part whose share
+    /// holds item `item`, and that part's name for messages.
+    ///
+    /// Errors: no part holds `item`, the entry is missing or damaged (naming the part
+    /// file and key).
+    pub fn entry(&mut self, item: usize, key: &str) -> Result<(Vec<u8>, PathBuf)> {
+        let r = self
+            .readers
+            .iter_mut()
+            .find(|r| (r.header.share.0..r.header.share.1).contains(&item))
+            .ok_or_else(|| Error::msg(format!("internal: no part holds item {item}")))?;
+        Ok((r.read_entry(key)?, r.path().to_path_buf()))
+    }
+
+    /// The values stored under `key` in the part whose share holds item `item` (a
+    /// record or member of a concatenation), which must be `len` elements.
+    ///
+    /// Errors: no part holds `item`, the entry is missing or damaged, or of another
+    /// size (naming the part file and key).
+    pub fn values(&mut self, item: usize, key: &str, len: usize) -> Result<Values> {
+        let (bytes, path) = self.entry(item, key)?;
+        let vals =
+            part::decode_values(&bytes).map_err(|e| format_error(&path, format!("{key}: {e}")))?;
+        if vals.len() != len {
+            return Err(format_error(
+                &path,
+                format!("{key}: {} values, the output needs {len}", vals.len()),
+            ));
+        }
+        Ok(vals)
     }
 
     /// Combine the parts' accumulators, in part order, into one per key; `ops` gives

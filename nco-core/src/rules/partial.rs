@@ -1,7 +1,8 @@
 //! `--part I/N`: which share of a run's items (ncra's records, nces's members) part I
 //! of N computes. The shares are contiguous and as equal as whole items allow (the
 //! first `total % N` parts take one more), so the parts merged in order meet every
-//! item once, in the order one process meets them.
+//! item once, in the order one process meets them. Items of unequal sizes (ncwa's
+//! variables) are shared by size instead ([`PartSpec::share_by`]).
 
 use std::ops::Range;
 
@@ -43,6 +44,55 @@ impl PartSpec {
         let first = i * q + i.min(r);
         first..first + q + usize::from(i < r)
     }
+
+    /// This part's share of `total` items, by count, or by size when `sizes` (one per
+    /// item) are given: the contiguous items whose middle falls in this part's
+    /// `1/count` of the total size (an item larger than a share makes a part empty).
+    /// Every item lands in exactly one part, in order.
+    pub fn share_by(&self, total: usize, sizes: Option<&[u64]>) -> Range<usize> {
+        let Some(sizes) = sizes else {
+            return self.share(total);
+        };
+        let sum: u128 = sizes.iter().map(|&x| u128::from(x)).sum();
+        let count = self.count as u128;
+        let part_of = |before: u128, size: u64| -> usize {
+            if sum == 0 {
+                return 0;
+            }
+            let middle = 2 * before + u128::from(size);
+            ((middle * count) / (2 * sum)).min(count - 1) as usize
+        };
+        let (mut first, mut end) = (None, 0);
+        let mut before = 0u128;
+        for (i, &size) in sizes.iter().enumerate() {
+            let p = part_of(before, size);
+            before += u128::from(size);
+            if p + 1 < self.index {
+                continue;
+            }
+            if p + 1 > self.index {
+                break;
+            }
+            first.get_or_insert(i);
+            end = i + 1;
+        }
+        match first {
+            Some(f) => f..end,
+            None => {
+                // An empty share sits where its items would have been.
+                let at = sizes
+                    .iter()
+                    .scan(0u128, |b, &x| {
+                        let p = part_of(*b, x);
+                        *b += u128::from(x);
+                        Some(p)
+                    })
+                    .take_while(|&p| p + 1 < self.index)
+                    .count();
+                at..at
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +113,31 @@ mod tests {
                 assert_eq!(next, total);
             }
         }
+    }
+
+    #[test]
+    fn shares_by_size_cover_every_item_once_in_order_and_balance() {
+        let cases: [&[u64]; 5] = [
+            &[],
+            &[5],
+            &[1, 1, 1, 1],
+            &[100, 1, 1, 1, 1, 50, 50],
+            &[0, 0, 3],
+        ];
+        for sizes in cases {
+            for count in 1..=5 {
+                let mut next = 0;
+                for index in 1..=count {
+                    let s = PartSpec { index, count }.share_by(sizes.len(), Some(sizes));
+                    assert_eq!(s.start, next, "{sizes:?} {index}/{count}");
+                    next = s.end;
+                }
+                assert_eq!(next, sizes.len(), "{sizes:?} /{count}");
+            }
+        }
+        let two = |i| PartSpec { index: i, count: 2 }.share_by(7, Some(&[100, 1, 1, 1, 1, 50, 50]));
+        assert_eq!((two(1), two(2)), (0..1, 1..7));
+        assert_eq!(PartSpec { index: 2, count: 3 }.share_by(4, None), 2..3);
     }
 
     #[test]
