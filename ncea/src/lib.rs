@@ -14,7 +14,6 @@
 //! independent of the number of members: members are streamed into one accumulator.
 
 use clap::{CommandFactory, Parser};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
@@ -310,7 +309,7 @@ impl Planned {
             weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
             numerator: cli.numerator,
             share: 0..self.sets.len(),
-            merged: None,
+            parts: None,
         }
     }
 }
@@ -355,9 +354,9 @@ struct Members<'a> {
     numerator: bool,
     /// The members accumulated (all of them, or a `--part`'s share).
     share: Range<usize>,
-    /// `--merge`: the run's accumulators, combined from its parts, by unit key
-    /// ([`Members::unit_key`]).
-    merged: Option<HashMap<String, Accum>>,
+    /// `--merge`: the run's parts, checked, whose accumulators (by unit key,
+    /// [`Members::unit_key`]) replace the reading of the members.
+    parts: Option<Parts>,
 }
 
 impl Members<'_> {
@@ -498,15 +497,17 @@ impl Members<'_> {
     }
 
     /// `--merge` (and rank 0 of an MPI run): the parts checked against the run
-    /// `run` and their accumulators merged into [`Members::merged`].
+    /// `run`, each holding the accumulators the run expects, kept in
+    /// [`Members::parts`] (merged unit by unit as the output is written).
     ///
-    /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_accumulators`].
     fn merge_parts(&mut self, cli: &Cli, run: &Planned, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(cli);
         parts.check_run(self.prog, &options, self.sets.len(), None)?;
         let mut meta = self.plan(&run.target, &run.sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
-        self.merged = Some(parts.merge(&self.partial_keys(run.op, &procs))?);
+        parts.expect_accumulators(&self.partial_keys(run.op, &procs))?;
+        self.parts = Some(parts);
         Ok(())
     }
 
@@ -675,7 +676,7 @@ impl Members<'_> {
         &self,
         stacked: &[bool],
         out: &mut Output,
-        mut parts: Option<Parts>,
+        parts: Option<Parts>,
     ) -> Result<()> {
         let (sets, sel) = (self.sets, self.sel);
         let first = sets[0].meta();
@@ -687,7 +688,7 @@ impl Members<'_> {
                 let idx = sel.for_var(first, v);
                 let len: usize = idx.iter().map(Vec::len).product();
                 for (k, ds) in sets.iter().enumerate() {
-                    let vals = match &mut parts {
+                    let vals = match &parts {
                         Some(parts) => parts.values(k, &self.member_key(o, k), len)?,
                         None => ds.read(ds.meta().var_like(first, v).unwrap_or(v), &idx)?,
                     };
@@ -731,7 +732,6 @@ impl Members<'_> {
         out: &mut Output,
     ) -> Result<arith::Unfit> {
         let (sets, sel, vars) = (self.sets, self.sel, self.vars);
-        let first = sets[0].meta();
         let pb = nco_core::progress::bar(vars.len() as u64, self.prog);
         for (o, &v) in vars.iter().enumerate() {
             if procs[o].is_none() {
@@ -744,14 +744,9 @@ impl Members<'_> {
             let pv = procs[o]
                 .as_ref()
                 .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
-            let acc = match &self.merged {
-                Some(m) => Cow::Borrowed(m.get(&self.unit_key(o, pos)).ok_or_else(|| {
-                    Error::var(
-                        &first.vars[vars[o]].name,
-                        "internal: no merged partial result",
-                    )
-                })?),
-                None => Cow::Owned(self.accumulate(op, pv, units[u])?),
+            let acc = match &self.parts {
+                Some(parts) => parts.accumulator(&self.unit_key(o, pos), op)?,
+                None => self.accumulate(op, pv, units[u])?,
             };
             if self.numerator {
                 // -N: the bare (weighted) sums, as NCO 5.1.4's nces and ncra write

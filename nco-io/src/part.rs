@@ -18,7 +18,7 @@
 //! output is ([`crate::output::TempOutput`]): a failed or killed part leaves no part
 //! file, so the merge reports it missing instead of combining half a result.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -189,15 +189,22 @@ impl PartWriter {
     }
 }
 
-/// What a part is read from.
-trait Source: Read + Seek + Send {}
-impl<T: Read + Seek + Send> Source for T {}
+/// The bytes of an open part.
+enum Body {
+    /// A part file, mapped into memory: entries are read where they lie, on any
+    /// thread, and only the pages a merge touches are read.
+    Mapped(memmap2::Mmap),
+    /// A part received from an MPI rank.
+    Bytes(Vec<u8>),
+}
 
-/// An open part (a file, or bytes received from a rank): its header, the entries
-/// still to be read.
+/// An open part (a file, or bytes received from a rank): its header and where each
+/// entry lies. Entries are read by key ([`PartReader::read_entry`]) from any thread.
 pub struct PartReader {
     path: PathBuf,
-    src: Box<dyn Source>,
+    body: Body,
+    /// Each entry's key: its offset, length and CRC-32.
+    index: std::collections::HashMap<String, (usize, usize, u32)>,
     /// The header.
     pub header: PartHeader,
 }
@@ -210,53 +217,67 @@ impl PartReader {
     pub fn open(path: &Path) -> Result<PartReader> {
         let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
-        let src = std::io::BufReader::with_capacity(1 << 20, f);
-        PartReader::from_source(path, Box::new(src), size)
+        if size < 20 {
+            return Err(Error::Format {
+                path: path.display().to_string(),
+                reason: "not a part file of nco-rs (written by --part)".into(),
+            });
+        }
+        // SAFETY: the map is read only; a part file is ours, written once through a
+        // temporary file and renamed into place, and not changed while a merge reads
+        // it (as the inputs the classic engine maps are not).
+        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
+        PartReader::from_body(path, Body::Mapped(map))
     }
 
     /// A part held in memory, called `name` in messages.
     ///
     /// Errors: as [`PartReader::open`].
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<PartReader> {
-        let size = bytes.len() as u64;
-        PartReader::from_source(Path::new(name), Box::new(std::io::Cursor::new(bytes)), size)
+        PartReader::from_body(Path::new(name), Body::Bytes(bytes))
     }
 
-    fn from_source(path: &Path, mut f: Box<dyn Source>, size: u64) -> Result<PartReader> {
+    fn from_body(path: &Path, body: Body) -> Result<PartReader> {
         let bad = |why: &str| Error::Format {
             path: path.display().to_string(),
             reason: why.to_string(),
         };
-        let mut magic = [0u8; 12];
-        if size < 20 || f.read_exact(&mut magic).is_err() || &magic != MAGIC {
+        let all: &[u8] = match &body {
+            Body::Mapped(m) => m,
+            Body::Bytes(b) => b,
+        };
+        let size = all.len() as u64;
+        if size < 20 || &all[..12] != MAGIC {
             return Err(bad("not a part file of nco-rs (written by --part)"));
         }
-        let mut tail = [0u8; 8];
-        f.seek(SeekFrom::End(-8))
-            .and_then(|_| f.read_exact(&mut tail))
-            .map_err(|e| Error::io(path, e))?;
+        let tail: [u8; 8] = all[all.len() - 8..].try_into().unwrap_or_default();
         let n = u64::from_le_bytes(tail);
         if n > size - 20 {
             return Err(bad("truncated or damaged part file (no header at its end)"));
         }
-        let mut json = vec![0u8; n as usize];
-        f.seek(SeekFrom::Start(size - 8 - n))
-            .and_then(|_| f.read_exact(&mut json))
-            .map_err(|e| Error::io(path, e))?;
-        let header: PartHeader = serde_json::from_slice(&json)
+        let json = &all[(size - 8 - n) as usize..all.len() - 8];
+        let header: PartHeader = serde_json::from_slice(json)
             .map_err(|e| bad(&format!("truncated or damaged part file ({e})")))?;
-        let body: u64 = header.entries.iter().map(|e| e.len).sum();
-        if 20 + n + body != size {
+        let body_len: u64 = header.entries.iter().map(|e| e.len).sum();
+        if 20 + n + body_len != size {
             return Err(bad(&format!(
                 "truncated or damaged part file: {size} bytes, its header announces {}",
-                20 + n + body
+                20 + n + body_len
             )));
         }
-        f.seek(SeekFrom::Start(12))
-            .map_err(|e| Error::io(path, e))?;
+        let mut index = std::collections::HashMap::with_capacity(header.entries.len());
+        let mut at = MAGIC.len();
+        for e in &header.entries {
+            let len = e.len as usize;
+            if index.insert(e.key.clone(), (at, len, e.crc32)).is_some() {
+                return Err(bad(&format!("damaged part file: entry {} twice", e.key)));
+            }
+            at += len;
+        }
         Ok(PartReader {
             path: path.to_path_buf(),
-            src: f,
+            body,
+            index,
             header,
         })
     }
@@ -266,31 +287,29 @@ impl PartReader {
         &self.path
     }
 
-    /// The bytes of entry `key`, read from wherever it lies in the part (the entries
-    /// of a concatenation are read in the output's order, not the part's).
-    ///
-    /// Errors: no entry `key`, a read fails, or its bytes do not match their
-    /// checksum (naming the file and key).
-    pub fn read_entry(&mut self, key: &str) -> Result<Vec<u8>> {
-        let mut at = MAGIC.len() as u64;
-        let mut found = None;
-        for e in &self.header.entries {
-            if e.key == key {
-                found = Some(e);
-                break;
-            }
-            at += e.len;
+    fn all(&self) -> &[u8] {
+        match &self.body {
+            Body::Mapped(m) => m,
+            Body::Bytes(b) => b,
         }
-        let e = found.ok_or_else(|| Error::Format {
+    }
+
+    /// Whether the part holds entry `key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// The bytes of entry `key`, checked against their checksum.
+    ///
+    /// Errors: no entry `key`, or its bytes do not match their checksum (naming the
+    /// file and key).
+    pub fn read_entry(&self, key: &str) -> Result<&[u8]> {
+        let &(at, len, crc) = self.index.get(key).ok_or_else(|| Error::Format {
             path: self.path.display().to_string(),
             reason: format!("lacks {key}"),
         })?;
-        let mut buf = vec![0u8; e.len as usize];
-        self.src
-            .seek(SeekFrom::Start(at))
-            .and_then(|_| self.src.read_exact(&mut buf))
-            .map_err(|err| Error::io(&self.path, err))?;
-        if crc32fast::hash(&buf) != e.crc32 {
+        let bytes = &self.all()[at..at + len];
+        if crc32fast::hash(bytes) != crc {
             return Err(Error::Format {
                 path: self.path.display().to_string(),
                 reason: format!(
@@ -298,38 +317,7 @@ impl PartReader {
                 ),
             });
         }
-        Ok(buf)
-    }
-
-    /// Read every entry in order, handing each (key, bytes) to `each`; stops at the
-    /// first error `each` returns.
-    ///
-    /// Errors: a read fails (naming the file), or `each`'s.
-    pub fn for_each_entry(
-        &mut self,
-        mut each: impl FnMut(&str, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let mut buf = Vec::new();
-        self.src
-            .seek(SeekFrom::Start(MAGIC.len() as u64))
-            .map_err(|err| Error::io(&self.path, err))?;
-        for e in &self.header.entries {
-            buf.resize(e.len as usize, 0);
-            self.src
-                .read_exact(&mut buf)
-                .map_err(|err| Error::io(&self.path, err))?;
-            if crc32fast::hash(&buf) != e.crc32 {
-                return Err(Error::Format {
-                    path: self.path.display().to_string(),
-                    reason: format!(
-                        "damaged part file: the bytes of {} do not match their checksum",
-                        e.key
-                    ),
-                });
-            }
-            each(&e.key, &buf)?;
-        }
-        Ok(())
+        Ok(bytes)
     }
 }
 

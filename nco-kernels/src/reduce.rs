@@ -558,6 +558,16 @@ impl Accum {
     /// Errors: `bytes` too short for what its counts announce, or a flag byte other
     /// than 0 or 1 (a damaged or foreign record).
     pub fn decode(op: Op, bytes: &[u8]) -> Result<(Accum, usize)> {
+        let mut acc = Accum::new(op, 0);
+        let used = acc.decode_into(op, bytes)?;
+        Ok((acc, used))
+    }
+
+    /// [`Accum::decode`] into `self`, whose arrays' memory is reused (a merge decodes
+    /// one part after another into the same scratch accumulator).
+    ///
+    /// Errors: as [`Accum::decode`]; `self` is then unspecified.
+    pub fn decode_into(&mut self, op: Op, bytes: &[u8]) -> Result<usize> {
         let bad = || Error::msg("partial result: damaged accumulator record");
         let word = |at: usize| -> Result<[u8; 8]> {
             bytes
@@ -577,32 +587,35 @@ impl Accum {
             .checked_mul(8 * arrays)
             .filter(|&b| bytes.len() - 26 >= b)
             .ok_or_else(bad)?;
-        let f64s = |from: usize| -> Vec<f64> {
-            bytes[from..from + n * 8]
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect()
-        };
-        let val = f64s(26);
-        let (wsum, tally) = if counts {
-            let tally = bytes[26 + 16 * n..26 + 24 * n]
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect();
-            (f64s(26 + 8 * n), tally)
+        fn words<T>(out: &mut Vec<T>, src: &[u8], of: impl Fn([u8; 8]) -> T) {
+            out.clear();
+            out.extend(src.chunks_exact(8).map(|c| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                of(w)
+            }));
+        }
+        words(&mut self.val, &bytes[26..26 + 8 * n], f64::from_le_bytes);
+        if counts {
+            words(
+                &mut self.wsum,
+                &bytes[26 + 8 * n..26 + 16 * n],
+                f64::from_le_bytes,
+            );
+            words(
+                &mut self.tally,
+                &bytes[26 + 16 * n..26 + 24 * n],
+                u64::from_le_bytes,
+            );
         } else {
-            (Vec::new(), Vec::new())
-        };
-        let acc = Accum {
-            op,
-            val,
-            wsum,
-            tally,
-            uni_n,
-            uni_w,
-            weighted,
-        };
-        Ok((acc, 26 + body))
+            self.wsum.clear();
+            self.tally.clear();
+        }
+        self.op = op;
+        self.uni_n = uni_n;
+        self.uni_w = uni_w;
+        self.weighted = weighted;
+        Ok(26 + body)
     }
 
     /// Final values; `None` where no valid value arrived. `normalize = false` is `-N`.

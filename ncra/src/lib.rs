@@ -13,7 +13,6 @@
 //! Both stream variable by variable with every input open once, so memory is bounded by
 //! one record of a variable, not by file size or count.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
@@ -174,8 +173,7 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
         op: cli.op.unwrap_or(Op::Avg),
         inputs: &inputs,
         sets: &sets,
-        merged: None,
-        records: None,
+        parts: None,
     };
     let p = ranks.agree(
         ra.target(&inputs.output)
@@ -220,8 +218,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         op,
         inputs: &inputs,
         sets: &sets,
-        merged: None,
-        records: None,
+        parts: None,
     };
     let Some(list) = &cli.stations.list else {
         let target = ra.target(&inputs.output)?;
@@ -317,12 +314,10 @@ struct Ra<'a> {
     op: Op,
     inputs: &'a multifile::Inputs,
     sets: &'a [Dataset],
-    /// `--merge`: the run's accumulators, combined from its parts, by
-    /// [`Ra::partial_key`].
-    merged: Option<HashMap<String, Accum>>,
-    /// ncrcat's `--merge`: the parts, whose blocks of records ([`record_block_key`])
-    /// replace the reading of the inputs' records.
-    records: Option<std::sync::Mutex<Parts>>,
+    /// `--merge`: the run's parts, checked; their accumulators (by
+    /// [`partial_key`]) or, for ncrcat, their blocks of records (by
+    /// [`record_block_key`]) replace the reading of the inputs' records.
+    parts: Option<Parts>,
 }
 
 /// Everything one output needs before its data: the selected variables, records and
@@ -760,7 +755,7 @@ impl Ra<'_> {
                 return Ok((oi, chunks, Casts::default()));
             }
             let Some(pv) = p.procs[o].as_ref().filter(|_| !self.concat) else {
-                if let (true, Some(parts)) = (self.concat, &self.records) {
+                if let (true, Some(parts)) = (self.concat, &self.parts) {
                     return Ok((oi, self.merged_records(p, o, parts)?, Casts::default()));
                 }
                 // Concatenate (ncrcat, or non-arithmetic record variables in ncra), in
@@ -921,13 +916,10 @@ impl Ra<'_> {
         &self,
         p: &Prepared,
         o: usize,
-        parts: &std::sync::Mutex<Parts>,
+        parts: &Parts,
     ) -> Result<Vec<(usize, Values)>> {
         let first = self.sets[0].meta();
         let per = p.record_len(first, o);
-        let mut parts = parts
-            .lock()
-            .map_err(|_| Error::msg("internal: a merge thread failed"))?;
         let shares = parts.shares();
         let mut out = Vec::new();
         for share in shares {
@@ -976,7 +968,8 @@ impl Ra<'_> {
     }
 
     /// `--merge` (and rank 0 of an MPI run): the parts checked against the run planned
-    /// as `p` and their accumulators merged into [`Ra::merged`], for [`Ra::emit`].
+    /// as `p`, each holding what the run expects of it, kept in [`Ra::parts`] for
+    /// [`Ra::emit`] (which merges each variable's accumulators as it writes it).
     ///
     /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
     fn merge_parts(&mut self, p: &Prepared, parts: Parts) -> Result<()> {
@@ -984,10 +977,10 @@ impl Ra<'_> {
         parts.check_run(self.prog, &options, p.picks.len(), None)?;
         if self.concat {
             parts.expect_entries(|share| self.record_block_keys(p, share))?;
-            self.records = Some(std::sync::Mutex::new(parts));
-            return Ok(());
+        } else {
+            parts.expect_accumulators(&self.partial_keys(p))?;
         }
-        self.merged = Some(parts.merge(&self.partial_keys(p))?);
+        self.parts = Some(parts);
         Ok(())
     }
 
@@ -1011,11 +1004,9 @@ impl Ra<'_> {
         let mut chunks = Vec::with_capacity(p.groups);
         let mut casts = Casts::default();
         for g in 0..p.groups {
-            let acc = match &self.merged {
-                Some(m) => Cow::Borrowed(m.get(&partial_key(first, v, g)).ok_or_else(|| {
-                    Error::var(&first.vars[v].name, "internal: no merged partial result")
-                })?),
-                None => Cow::Owned(self.accumulate(p, v, pv, g, 0..p.picks.len())?),
+            let acc = match &self.parts {
+                Some(parts) => parts.accumulator(&partial_key(first, v, g), this_op)?,
+                None => self.accumulate(p, v, pv, g, 0..p.picks.len())?,
             };
             // -N gives the numerator of every average, coordinate-like ones too (NCO).
             let normalize = !cli.numerator;

@@ -431,12 +431,7 @@ impl Reduction<'_> {
     ///
     /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`], a damaged
     /// accumulator (naming the part file and variable).
-    fn merge_parts(
-        &self,
-        cli: &Cli,
-        jobs: &[Job],
-        mut parts: Parts,
-    ) -> Result<HashMap<String, Sum>> {
+    fn merge_parts(&self, cli: &Cli, jobs: &[Job], parts: Parts) -> Result<HashMap<String, Sum>> {
         let meta = self.ds.meta();
         let ids: Vec<usize> = reduced_ids(jobs).collect();
         let sizes = self.sizes(jobs);

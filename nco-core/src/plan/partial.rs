@@ -410,13 +410,13 @@ impl Parts {
     ///
     /// Errors: no part holds `item`, the entry is missing or damaged (naming the part
     /// file and key).
-    pub fn entry(&mut self, item: usize, key: &str) -> Result<(Vec<u8>, PathBuf)> {
+    pub fn entry(&self, item: usize, key: &str) -> Result<(&[u8], &Path)> {
         let r = self
             .readers
-            .iter_mut()
+            .iter()
             .find(|r| (r.header.share.0..r.header.share.1).contains(&item))
             .ok_or_else(|| Error::msg(format!("internal: no part holds item {item}")))?;
-        Ok((r.read_entry(key)?, r.path().to_path_buf()))
+        Ok((r.read_entry(key)?, r.path()))
     }
 
     /// The values stored under `key` in the part whose share holds item `item` (a
@@ -424,70 +424,78 @@ impl Parts {
     ///
     /// Errors: no part holds `item`, the entry is missing or damaged, or of another
     /// size (naming the part file and key).
-    pub fn values(&mut self, item: usize, key: &str, len: usize) -> Result<Values> {
+    pub fn values(&self, item: usize, key: &str, len: usize) -> Result<Values> {
         let (bytes, path) = self.entry(item, key)?;
         let vals =
-            part::decode_values(&bytes).map_err(|e| format_error(&path, format!("{key}: {e}")))?;
+            part::decode_values(bytes).map_err(|e| format_error(path, format!("{key}: {e}")))?;
         if vals.len() != len {
             return Err(format_error(
-                &path,
+                path,
                 format!("{key}: {} values, the output needs {len}", vals.len()),
             ));
         }
         Ok(vals)
     }
 
-    /// Combine the parts' accumulators, in part order, into one per key; `ops` gives
-    /// each key the merge expects and its statistic.
+    /// Check that every part holds exactly the keys `ops` gives (a statistic's
+    /// accumulators: every part holds one of each), before anything is written.
     ///
-    /// Errors: an entry the merge does not expect, or an expected one a part lacks,
-    /// a damaged entry (naming the part file and key).
-    pub fn merge(mut self, ops: &HashMap<String, Op>) -> Result<HashMap<String, Accum>> {
-        let mut out: HashMap<String, Accum> = HashMap::with_capacity(ops.len());
-        for r in &mut self.readers {
-            let path = r.path().to_path_buf();
-            let mut seen = 0usize;
-            r.for_each_entry(|key, bytes| {
-                let op = *ops.get(key).ok_or_else(|| {
-                    format_error(
-                        &path,
-                        format!("holds {key}, which this run does not compute"),
-                    )
-                })?;
-                let (acc, used) = Accum::decode(op, bytes)
-                    .map_err(|e| format_error(&path, format!("{key}: {e}")))?;
-                if used != bytes.len() {
-                    return Err(format_error(
-                        &path,
-                        format!("{key}: damaged accumulator record"),
-                    ));
-                }
-                match out.get_mut(key) {
-                    Some(a) if a.len() == acc.len() => a.merge(&acc),
-                    Some(_) => {
-                        return Err(format_error(
-                            &path,
-                            format!("{key}: size differs between parts"),
-                        ))
-                    }
-                    None => {
-                        out.insert(key.to_string(), acc);
-                    }
-                }
-                seen += 1;
-                Ok(())
-            })?;
-            if seen != ops.len() {
-                let lacks = ops
-                    .keys()
-                    .find(|k| !r.header.entries.iter().any(|e| &e.key == *k));
+    /// Errors: a part lacks an expected entry or holds one the run does not compute
+    /// (naming the part file and key).
+    pub fn expect_accumulators(&self, ops: &HashMap<String, Op>) -> Result<()> {
+        for r in &self.readers {
+            if let Some(k) = ops.keys().find(|k| !r.has(k)) {
+                return Err(format_error(r.path(), format!("lacks {k}")));
+            }
+            if let Some(e) = r.header.entries.iter().find(|e| !ops.contains_key(&e.key)) {
                 return Err(format_error(
-                    &path,
-                    format!("lacks {}", lacks.map_or("an entry", |k| k.as_str())),
+                    r.path(),
+                    format!("holds {}, which this run does not compute", e.key),
                 ));
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The accumulator of statistic `op` under `key` combined from every part, in part
+    /// order (checked by [`Parts::expect_accumulators`]). Called from any thread, as
+    /// the output is written: memory holds the accumulators being finished, not the
+    /// whole output's.
+    ///
+    /// Errors: an entry missing or damaged, of another size than the first part's
+    /// (naming the part file and key).
+    pub fn accumulator(&self, key: &str, op: Op) -> Result<Accum> {
+        thread_local! {
+            /// The later parts' accumulators are decoded here, memory reused.
+            static SCRATCH: std::cell::RefCell<Accum> = std::cell::RefCell::new(Accum::new(Op::Avg, 0));
+        }
+        let mut out: Option<Accum> = None;
+        for r in &self.readers {
+            let bytes = r.read_entry(key)?;
+            let damaged = |e: String| format_error(r.path(), format!("{key}: {e}"));
+            let Some(a) = out.as_mut() else {
+                let (acc, used) = Accum::decode(op, bytes).map_err(|e| damaged(e.to_string()))?;
+                if used != bytes.len() {
+                    return Err(damaged("damaged accumulator record".into()));
+                }
+                out = Some(acc);
+                continue;
+            };
+            SCRATCH.with_borrow_mut(|acc| {
+                let used = acc
+                    .decode_into(op, bytes)
+                    .map_err(|e| damaged(e.to_string()))?;
+                if used != bytes.len() {
+                    return Err(damaged("damaged accumulator record".into()));
+                }
+                if a.len() != acc.len() {
+                    return Err(damaged("size differs between parts".into()));
+                }
+                a.merge(acc);
+                Ok(())
+            })?;
+        }
+        out.ok_or_else(|| Error::msg("internal: a merge without parts"))
     }
 }
 
