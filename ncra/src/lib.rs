@@ -476,6 +476,7 @@ impl Ra<'_> {
             sel_args.vars = nco_core::select::split_items(v);
         }
         let vars = nco_core::select::select_input_order(first, &sel_args)?;
+        multifile::refuse_other_record_dims(first, rec, &vars, self.prog)?;
         nco_core::select::require_processed(
             first,
             &vars,

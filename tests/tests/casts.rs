@@ -133,3 +133,29 @@ fn ncpdq_values_beyond_the_packed_type_are_the_fill_value() {
     r.stderr_contains("WARNING 2 value(s) of i do not fit NC_BYTE")
         .stderr_one_line();
 }
+
+#[test]
+#[ignore = "known bug: statistics of 64-bit integers are kept in double precision"]
+fn int64_extremes_beyond_two_to_the_53_are_exact_as_nco() {
+    let s = Scratch::new();
+    let f = crate::common::cdl_nc4(
+        &s,
+        "big64",
+        "netcdf big64 { dimensions: time = UNLIMITED ; variables: int64 n(time) ; \
+         data: n = 9007199254740993, 1 ; }",
+    );
+    let out = s.arg("out.nc");
+    // nces keeps the record dimension: the maximum of each record over two members.
+    for (op, args, want) in [
+        ("ncwa", vec!["-O", "-y", "max", &f], "9007199254740993,"),
+        ("ncra", vec!["-O", "-y", "max", &f], "9007199254740993,"),
+        (
+            "nces",
+            vec!["-O", "-y", "max", &f, &f],
+            "9007199254740993,1,",
+        ),
+    ] {
+        nco(op).args(&args).arg(&out).succeeds();
+        assert_eq!(nco_tests::value(&out, "n", "%lld,", &[]), want, "{op}");
+    }
+}

@@ -751,3 +751,46 @@ fn record_coordinate_bounds_are_in_the_first_files_units_across_files() {
     assert_eq!(value(&avg, "x", "%g", &[]), "4");
     assert_eq!(value(&avg, "time", "%.4f", &[]), "2.3333");
 }
+
+#[test]
+fn ncrcat_refuses_a_groups_own_record_dimension_instead_of_misreading_it() {
+    // Each file's group g1 has its own record dimension (3 records; the root's has 2)
+    // and its own time units. Read along the root's, its records would be cut to 2 and
+    // not rebased: refused, saying so, where NCO 5.1.4 concatenates each group's.
+    let s = Scratch::new();
+    let file = |name: &str, month: &str, a: [i32; 2], b: [i32; 3]| {
+        crate::common::cdl_nc4(
+            &s,
+            name,
+            &format!(
+                "netcdf u {{ dimensions: time = UNLIMITED ; variables: double time(time) ; \
+                 time:units = \"days since 2000-{month}-01\" ; float a(time) ; \
+                 data: time = 0, 1 ; a = {}, {} ; \
+                 group: g1 {{ dimensions: time = UNLIMITED ; variables: double time(time) ; \
+                 time:units = \"hours since 2000-{month}-01\" ; float b(time) ; \
+                 data: time = 0, 1, 2 ; b = {}, {}, {} ; }} }}",
+                a[0], a[1], b[0], b[1], b[2]
+            ),
+        )
+    };
+    let u1 = file("u1", "01", [1, 11], [1, 21, 31]);
+    let u2 = file("u2", "02", [2, 12], [2, 22, 32]);
+    let out = s.arg("out.nc");
+    let r = nco("ncrcat").args(["-O", &u1, &u2, &out]).run();
+    if is_nco() {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(value(&out, "/g1/b", "%g,", &[]), "1,21,31,2,22,32,");
+    } else {
+        r.clean_failure("a record dimension of its own group");
+        assert!(!Path::new(&out).exists());
+    }
+    // The group extracted first is a file with one record dimension: concatenated and
+    // rebased as NCO does.
+    let (g1, g2) = (s.arg("g1.nc"), s.arg("g2.nc"));
+    for (from, to) in [(&u1, &g1), (&u2, &g2)] {
+        nco("ncks").args(["-O", "-g", "g1", from, to]).succeeds();
+    }
+    nco("ncrcat").args(["-O", &g1, &g2, &out]).succeeds();
+    assert_eq!(value(&out, "/g1/b", "%g,", &[]), "1,21,31,2,22,32,");
+    assert_eq!(value(&out, "/g1/time", "%g,", &[]), "0,1,2,744,745,746,");
+}

@@ -225,6 +225,38 @@ pub fn record_dim(sets: &[Dataset], prog: &str) -> Result<usize> {
     })
 }
 
+/// Refuse the variables of `vars` (indices in `first`) on an unlimited dimension other
+/// than the run's record dimension `rec`: a group's own record dimension (netCDF-4),
+/// along which NCO concatenates and averages each group separately. We do not yet,
+/// and reading them along `rec` would give wrong records, so `prog` stops instead.
+///
+/// Errors: the first such variable, naming it and its dimension.
+pub fn refuse_other_record_dims(
+    first: &crate::model::Meta,
+    rec: usize,
+    vars: &[usize],
+    prog: &str,
+) -> Result<()> {
+    for &v in vars {
+        let var = &first.vars[v];
+        if let Some(&d) = var
+            .dims
+            .iter()
+            .find(|&&d| d != rec && first.dims[d].unlimited)
+        {
+            return Err(Error::var(
+                &first.var_path(v),
+                format!(
+                    "is on {}, a record dimension of its own group: {prog} handles one record dimension per run ({}) and does not yet handle a group's own (exclude the group's variables with -x -v, or extract the group with ncks -g first)",
+                    first.dim_path(d),
+                    first.dim_path(rec)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Check that every input has `rec_name` as its record dimension.
 ///
 /// Errors name the first input that has not.
