@@ -160,9 +160,15 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     if (cli.parts.part.is_some() || merging.is_some()) && cli.std.common.append {
         return Err(refused_append());
     }
-    let run = Planned::of(prog, argv, cli)?;
+    let mut run = Planned::of(prog, argv, cli)?;
+    if let Some(parts) = &merging {
+        parts.stamp(&mut run.target, !cli.inputs.no_file_list);
+    }
     let part = match cli.parts.part {
-        Some(spec) => Some(cli::part_plan(prog, cli, spec, argv, &run.inputs.files)?),
+        Some(spec) => Some(
+            cli::part_plan(prog, cli, spec, argv, &run.inputs.files)?
+                .stdin_inputs(run.inputs.from_stdin),
+        ),
         None => None,
     };
     let mut members = run.members(prog, cli);
@@ -202,6 +208,10 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     if cli.std.common.append {
         return ranks.agree(Err(refused_append()));
     }
+    ranks.agree(multifile::refuse_stdin_under_ranks(
+        &cli.std.files,
+        cli.std.common.output.as_deref(),
+    ))?;
     let run = ranks.agree(Planned::of(prog, argv, cli))?;
     let plan = ranks.agree(cli::part_plan(
         prog,

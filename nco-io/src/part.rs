@@ -89,6 +89,10 @@ pub struct PartHeader {
     pub argv: Vec<String>,
     /// The run's inputs, every one (not only this part's share).
     pub inputs: Vec<InputStamp>,
+    /// True when the run read its input names from standard input (its output then
+    /// records them, as NCO's does: `nco_input_file_list`).
+    #[serde(default)]
+    pub inputs_from_stdin: bool,
     /// This part's share of the run's items (records for ncra, members for nces):
     /// `[first, end)` of `total`.
     pub share: (usize, usize),
@@ -216,7 +220,14 @@ impl PartReader {
     /// its size does not match the entries it announces (a truncated file), naming it.
     pub fn open(path: &Path) -> Result<PartReader> {
         let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+        let meta = f.metadata().map_err(|e| Error::io(path, e))?;
+        if meta.is_dir() {
+            return Err(Error::Format {
+                path: path.display().to_string(),
+                reason: "is a folder, not a part file".into(),
+            });
+        }
+        let size = meta.len();
         if size < 20 {
             return Err(Error::Format {
                 path: path.display().to_string(),

@@ -163,6 +163,10 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
 fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
     let specs = ranks.agree(cli.std.slab.specs(prog))?;
     ranks.agree(refuse_in_parts(cli))?;
+    ranks.agree(multifile::refuse_stdin_under_ranks(
+        &cli.std.files,
+        cli.std.common.output.as_deref(),
+    ))?;
     let (inputs, sets) = ranks.agree(open_inputs(cli))?;
     let plan = ranks.agree(cli::part_plan(prog, cli, ranks.spec(), argv, &inputs.files))?;
     let mut ra = Ra {
@@ -207,7 +211,9 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     }
     let (inputs, sets) = open_inputs(cli)?;
     let part = match cli.parts.part {
-        Some(spec) => Some(cli::part_plan(prog, cli, spec, argv, &inputs.files)?),
+        Some(spec) => Some(
+            cli::part_plan(prog, cli, spec, argv, &inputs.files)?.stdin_inputs(inputs.from_stdin),
+        ),
         None => None,
     };
     let mut ra = Ra {
@@ -222,11 +228,12 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     };
     let Some(list) = &cli.stations.list else {
         let target = ra.target(&inputs.output)?;
-        let p = ra.prepare(specs, None, target)?;
+        let mut p = ra.prepare(specs, None, target)?;
         if let Some(plan) = &part {
             return ra.write_part(&p, plan.create(&p.target.path)?).map(drop);
         }
         if let Some(parts) = merging {
+            parts.stamp(&mut p.target, !cli.inputs.no_file_list);
             ra.merge_parts(&p, parts)?;
         }
         return ra.emit(p, None)?.commit();

@@ -250,7 +250,10 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
     if split && cli.std.common.append {
         return Err(refused_append());
     }
-    let run = Planned::of(prog, argv, cli)?;
+    let mut run = Planned::of(prog, argv, cli)?;
+    if let Some(parts) = &merging {
+        parts.stamp(&mut run.target, false);
+    }
     let r = run.reduction(cli);
     let (out, jobs) = define(cli, &r, &run.vars, &run.target)?;
     if let Some(spec) = cli.parts.part {

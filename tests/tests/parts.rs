@@ -6,6 +6,7 @@
 use crate::common::cdl;
 use nco_tests::dump::compare;
 use nco_tests::{is_nco, nco, reference, Scratch};
+use std::path::Path;
 
 /// `count` record files `m01.nc..` of 3 records each: `time` (days, going on across
 /// files), `x(time)` float with decimals, `y(time, lon)` float with a `_FillValue` in
@@ -792,5 +793,132 @@ fn mpi_what_does_not_split_is_refused_on_every_rank() {
         r.stdout.contains("Linked to MPI library version Open MPI"),
         "{}",
         r.stdout
+    );
+}
+
+#[test]
+fn merged_outputs_record_the_run_and_misuses_are_named() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let inputs = members(&s, 3);
+    let sh = |cmd: String| nco_tests::tool("sh").args(["-c", &cmd]).succeeds();
+    let ncrcat = nco_tests::bin("ncrcat").display().to_string();
+    let list = inputs.join(" ");
+    // Input names from standard input: the merged output records them, as the single
+    // run does, and its history names the run the parts computed.
+    let (whole, merged) = (s.arg("whole.nc"), s.arg("merged.nc"));
+    sh(format!(
+        "echo '{list}' | '{ncrcat}' -O -d time,1,7 '{whole}'"
+    ));
+    let p: Vec<String> = (1..=2).map(|k| s.arg(&format!("p{k}.nc"))).collect();
+    for (k, part) in p.iter().enumerate() {
+        sh(format!(
+            "echo '{list}' | '{ncrcat}' -O -d time,1,7 --part {}/2 '{part}'",
+            k + 1
+        ));
+    }
+    nco("ncrcat")
+        .args(["-O", "--merge", &p[0], &p[1], &merged])
+        .succeeds();
+    let gatts = |f: &str| -> Vec<String> {
+        nco_tests::ncdump(&["-h"], f)
+            .lines()
+            .filter(|l| l.contains("nco_input_file"))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert_eq!(gatts(&merged), gatts(&whole));
+    assert_eq!(gatts(&merged).len(), 2, "{:?}", gatts(&merged));
+    let dump = nco_tests::ncdump(&["-h"], &merged);
+    assert!(
+        dump.contains("--merge")
+            && dump.contains("; merging the parts of: ")
+            && dump.contains("ncrcat -O -d time,1,7 "),
+        "{dump}"
+    );
+    compare(&merged, &whole).without_attributes().equal();
+    // Under mpirun the other ranks would see no input names: refused on every rank.
+    let r = nco_tests::tool("sh")
+        .args([
+            "-c",
+            &format!(
+                "echo '{list}' | mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --mca pml ob1 -np 2 '{}' -O '{}'",
+                nco_tests::mpi_bin("ncrcat").display(),
+                s.arg("ranks.nc")
+            ),
+        ])
+        .run();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("standard input reaches rank 0 only"),
+        "{}",
+        r.stderr
+    );
+    // A folder given as a part file, and parts whose inputs are not found from here.
+    let folder = s.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let out = s.arg("o.nc");
+    nco("ncrcat")
+        .arg("--merge")
+        .arg(&folder)
+        .args(&p)
+        .arg(&out)
+        .run()
+        .clean_failure("is a folder, not a part file");
+    let sub = s.path("run");
+    std::fs::create_dir(&sub).unwrap();
+    let rel: Vec<String> = inputs
+        .iter()
+        .map(|f| format!("../{}", Path::new(f).file_name().unwrap().to_str().unwrap()))
+        .collect();
+    let q: Vec<String> = (1..=2).map(|k| format!("q{k}.nc")).collect();
+    for (k, part) in q.iter().enumerate() {
+        nco("ncrcat")
+            .current_dir(&sub)
+            .args(["--part", &format!("{}/2", k + 1)])
+            .args(&rel)
+            .arg(part)
+            .succeeds();
+    }
+    let q_abs: Vec<String> = q
+        .iter()
+        .map(|f| sub.join(f).display().to_string())
+        .collect();
+    nco("ncrcat")
+        .current_dir(&sub)
+        .arg("--merge")
+        .args(&q)
+        .arg("here.nc")
+        .succeeds();
+    nco("ncrcat")
+        .arg("--merge")
+        .args(&q_abs)
+        .arg(s.arg("there.nc"))
+        .current_dir(&sub.join(".."))
+        .run()
+        .clean_failure("relative to the folder the parts ran in");
+    // Two runs compared in words leave out what the merge's own command line gives.
+    let (a, b) = (s.arg("a.nc"), s.arg("b.nc"));
+    nco("ncrcat")
+        .args(["-O", "-t", "1", "--part", "1/2"])
+        .args(&inputs)
+        .arg(&a)
+        .succeeds();
+    nco("ncrcat")
+        .args(["-v", "x", "--part", "2/2"])
+        .args(&inputs)
+        .arg(&b)
+        .succeeds();
+    let r = nco("ncrcat")
+        .args(["--merge", &a, &b, &out])
+        .run()
+        .clean_failure("a part of another run");
+    assert!(
+        r.stderr
+            .contains("options differ: `-v x` here, nothing there"),
+        "{}",
+        r.stderr
     );
 }

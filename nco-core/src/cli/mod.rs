@@ -519,7 +519,7 @@ pub fn merge_command_line<C: SplitCli>(
     if split_options_text(cli) != split_options_text(&bare) {
         return Err(Error::option(
             "--merge",
-            "takes the run's options from its part files: give only the part files, the output and -O, -h, -D, -q, -t",
+            "takes the run's options from its part files: give only the part files, the output and -O, -h, -D, -q, -t, -p",
         ));
     }
     let mut mine = cli.clone();
@@ -546,6 +546,12 @@ pub fn merge_command_line<C: SplitCli>(
     }
     let parts = crate::plan::partial::Parts::open(prog, &files)?;
     let h = parts.header();
+    if let Some(s) = h.inputs.iter().find(|s| !s.path.exists()) {
+        return Err(Error::Format {
+            path: s.path.display().to_string(),
+            reason: "no such input: the merge opens the run's inputs by the names its parts were given, relative to the folder the parts ran in".into(),
+        });
+    }
     let mut run: C = recorded(cmd(), &h.argv)?;
     *run.parts_mut() = PartArgs::default();
     if let Some(i) = run.inputs_mut() {

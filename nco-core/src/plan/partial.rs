@@ -61,6 +61,8 @@ pub struct PartPlan {
     spec: PartSpec,
     /// The items' sizes when they are shared by size ([`PartSpec::share_by`]).
     sizes: Option<Vec<u64>>,
+    /// The run read its input names from standard input.
+    stdin: bool,
     run: String,
     argv: Vec<String>,
     stamps: Vec<InputStamp>,
@@ -101,6 +103,7 @@ impl PartPlan {
             prog: prog.to_string(),
             spec,
             sizes: None,
+            stdin: false,
             run: run_id(prog, options, &stamps),
             argv: args,
             stamps,
@@ -111,6 +114,13 @@ impl PartPlan {
     /// ([`PartSpec::share_by`]); the merge is given the same sizes.
     pub fn by_sizes(mut self, sizes: Vec<u64>) -> PartPlan {
         self.sizes = Some(sizes);
+        self
+    }
+
+    /// Record that the run read its input names from standard input, for the merged
+    /// output's provenance ([`Parts::stamp`]).
+    pub fn stdin_inputs(mut self, from_stdin: bool) -> PartPlan {
+        self.stdin = from_stdin;
         self
     }
 
@@ -198,6 +208,7 @@ impl PartFile<'_> {
             parts: plan.spec.count,
             argv: plan.argv.clone(),
             inputs: plan.stamps.clone(),
+            inputs_from_stdin: plan.stdin,
             share: (share.start, share.end),
             total,
             entries: Vec::new(),
@@ -313,6 +324,27 @@ impl Parts {
     /// The first part's header: the run's command line and inputs.
     pub fn header(&self) -> &PartHeader {
         &self.readers[0].header
+    }
+
+    /// The merged output's provenance in `target`: its `history` line names the run
+    /// the parts computed as well as the merge (`ncra --merge p1.nc p2.nc out.nc;
+    /// merging the parts of: ncra -y max in1.nc in2.nc p1.nc`), and the input list
+    /// the run read from standard input is recorded, as the single run records it
+    /// (unless `file_list` is false: `-H`).
+    pub fn stamp(&self, target: &mut crate::target::Target, file_list: bool) {
+        let h = self.header();
+        if let Some(c) = target.provenance.command.as_mut() {
+            c.push_str("; merging the parts of: ");
+            c.push_str(&h.argv.join(" "));
+        }
+        if h.inputs_from_stdin && file_list {
+            target.provenance.input_list = Some(
+                h.inputs
+                    .iter()
+                    .map(|s| s.path.display().to_string())
+                    .collect(),
+            );
+        }
     }
 
     /// Check the run against what the merge planned from its command line: the
@@ -514,15 +546,23 @@ fn run_difference(a: &PartHeader, b: &PartHeader) -> String {
     };
     let (ia, ib) = (inputs(a), inputs(b));
     // The last argument is the part file itself, and the inputs are compared below.
+    // The options a run's identity leaves out (the merge's own command line gives
+    // them) are left out here too, with the values of those that take one.
     let options = |h: &PartHeader, ins: &[String]| -> Vec<String> {
         let n = h.argv.len().saturating_sub(1);
-        h.argv
-            .iter()
-            .take(n)
-            .skip(1)
-            .filter(|x| !ins.contains(x))
-            .cloned()
-            .collect()
+        let mut out = Vec::new();
+        let mut it = h.argv.iter().take(n).skip(1);
+        while let Some(x) = it.next() {
+            if ins.contains(x) || NOT_COMPARED.contains(&x.as_str()) {
+                continue;
+            }
+            if NOT_COMPARED_WITH_VALUE.contains(&x.as_str()) {
+                it.next();
+                continue;
+            }
+            out.push(x.clone());
+        }
+        out
     };
     let (oa, ob) = (options(a, &ia), options(b, &ib));
     if oa != ob {
@@ -549,6 +589,33 @@ fn run_difference(a: &PartHeader, b: &PartHeader) -> String {
     }
     "the inputs changed between the parts (size or modification time)".into()
 }
+
+/// Options of a part's command line that its run's identity does not include
+/// ([`crate::cli::split_options_text`]), left out when two runs are compared in words.
+const NOT_COMPARED: &[&str] = &[
+    "-O",
+    "--ovr",
+    "--overwrite",
+    "-h",
+    "--hst",
+    "--history",
+    "-q",
+    "--quiet",
+];
+
+/// [`NOT_COMPARED`]'s options that take a value as the next argument.
+const NOT_COMPARED_WITH_VALUE: &[&str] = &[
+    "-t",
+    "--thr_nbr",
+    "--threads",
+    "--omp_num_threads",
+    "-D",
+    "--dbg_lvl",
+    "--debug-level",
+    "-p",
+    "--pth",
+    "--path",
+];
 
 fn format_error(path: &Path, why: impl Into<String>) -> Error {
     Error::Format {

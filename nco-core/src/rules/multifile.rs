@@ -137,6 +137,21 @@ pub fn inputs(
     })
 }
 
+/// Refuse, under `mpirun`, a command line without input names (which [`inputs`]
+/// would read from standard input: Open MPI gives it to rank 0 only, so the other
+/// ranks would see none).
+///
+/// Errors: no input name among `positional` (the last is the output unless `output`,
+/// `-o`, is given).
+pub fn refuse_stdin_under_ranks(positional: &[PathBuf], output: Option<&Path>) -> Result<()> {
+    if positional.len() > usize::from(output.is_none()) {
+        return Ok(());
+    }
+    Err(Error::msg(
+        "under mpirun give the input files on the command line: standard input reaches rank 0 only",
+    ))
+}
+
 impl Inputs {
     /// The names NCO records in the output's input-list attributes: all of them when
     /// they were read from standard input, else none (attribute text: a name that is
