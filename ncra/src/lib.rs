@@ -471,7 +471,7 @@ impl Ra<'_> {
         let rec_name = first.dims[rec].name.clone();
         multifile::check_record_dims(sets, &rec_name)?;
         let (picks, groups) = self.record_picks(specs, &rec_name)?;
-        let times = multifile::TimeAlign::of(sets, &rec_name)?;
+        let times = multifile::TimeAlign::of_picked(sets, &rec_name, Some(&picks))?;
         let fixed_specs: Vec<_> = specs
             .iter()
             .filter(|s| s.dim != rec_name)

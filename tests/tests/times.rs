@@ -153,6 +153,33 @@ fn an_integer_time_takes_half_days_of_later_files_exactly() {
     assert_eq!(data(&cat, "time"), "time = 15, 45, 75, 105");
 }
 
+#[test]
+fn records_left_out_do_not_change_an_integer_times_type() {
+    // The half days are in the later file's records, which -d leaves out: the output
+    // holds whole days only and keeps the int type, as NCO 5.1.4 does (found by a
+    // break test: every record of the later file used to decide).
+    let s = Scratch::new();
+    let a = monthly(
+        &s,
+        "ij",
+        "int",
+        "days since 2000-01-01",
+        "15, 45",
+        "0, 31, 31, 60",
+    );
+    let b = mar_apr_hours(&s);
+    let out = s.arg("out.nc");
+    nco("ncrcat")
+        .args(["-O", "-d", "time,0,1", &a, &b, &out])
+        .succeeds();
+    assert_eq!(header_lines(&out, "time("), "int time(time) ;");
+    assert_eq!(
+        header_lines(&out, "time_bnds("),
+        "int time_bnds(time, nbnd) ;"
+    );
+    assert_eq!(data(&out, "time"), "time = 15, 45");
+}
+
 /// Two records in `calendar`: days since `epoch`.
 fn in_calendar(s: &Scratch, name: &str, calendar: &str, epoch: &str, time: &str) -> String {
     cdl(

@@ -548,12 +548,26 @@ pub struct TimeAlign {
 }
 
 impl TimeAlign {
-    /// The conversions of `sets` (record dimension `rec_name`).
+    /// The conversions of `sets` (record dimension `rec_name`), every record of the
+    /// later files deciding whether an integer time needs NC_DOUBLE.
     ///
     /// Errors: time units (`... since ...`) or a calendar that cannot be converted to
     /// the first file's (naming the file, the variable and both units), or a conversion
     /// needed on a packed variable.
     pub fn of(sets: &[Dataset], rec_name: &str) -> Result<TimeAlign> {
+        TimeAlign::of_picked(sets, rec_name, None)
+    }
+
+    /// [`TimeAlign::of`] where only the records `picks` selects decide whether an
+    /// integer time needs NC_DOUBLE (records `-d` leaves out are not written, so their
+    /// values do not change the output's type; NCO 5.1.4 keeps the integer type then).
+    ///
+    /// Errors: as [`TimeAlign::of`].
+    pub fn of_picked(
+        sets: &[Dataset],
+        rec_name: &str,
+        picks: Option<&[RecordPick]>,
+    ) -> Result<TimeAlign> {
         let first = sets[0].meta();
         let Some(rec) = first.var_id(rec_name) else {
             return Ok(TimeAlign::default());
@@ -645,6 +659,22 @@ impl TimeAlign {
             .filter_map(|n| first.var_id(n))
             .filter(|&v| first.vars[v].ty.is_numeric() && !first.vars[v].ty.is_float())
             .collect();
+        // Per file, which of its records are written.
+        let picked: Option<Vec<Vec<bool>>> = picks.filter(|_| !ints.is_empty()).map(|ps| {
+            let mut w: Vec<Vec<bool>> = sets
+                .iter()
+                .map(|ds| {
+                    let m = ds.meta();
+                    vec![false; m.dim_id(rec_name).map_or(0, |d| m.dims[d].len)]
+                })
+                .collect();
+            for p in ps {
+                if let Some(b) = w.get_mut(p.file).and_then(|r| r.get_mut(p.record)) {
+                    *b = true;
+                }
+            }
+            w
+        });
         let mut inexact = false;
         'vars: for &v in &ints {
             let name = &first.vars[v].name;
@@ -657,9 +687,17 @@ impl TimeAlign {
                 let own_fill = crate::rules::fill::fill_value(&m.vars[vid]);
                 let mut x = ds.read_all(vid)?.to_f64_vec().unwrap_or_default();
                 align.convert(f, v, name, &mut x, own_fill)?;
-                if x.iter()
-                    .any(|&e| Some(e) != own_fill && e.is_finite() && e.fract() != 0.0)
-                {
+                // The records of this file that are written (all without `picks`).
+                let records = m.dim_id(rec_name).map_or(1, |d| m.dims[d].len).max(1);
+                let per = (x.len() / records).max(1);
+                let written = |e: usize| {
+                    picked
+                        .as_ref()
+                        .is_none_or(|w| w[f].get(e / per).copied().unwrap_or(false))
+                };
+                if x.iter().enumerate().any(|(e, &x)| {
+                    Some(x) != own_fill && x.is_finite() && x.fract() != 0.0 && written(e)
+                }) {
                     inexact = true;
                     break 'vars;
                 }
