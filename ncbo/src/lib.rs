@@ -96,10 +96,10 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         a.meta(),
         b.meta(),
         &b.ds.path().display().to_string(),
-        &cli.std.select.select_args(),
+        &cli.std.select_args(),
     )?;
     let rec = RecordChange::default();
-    let args = cli.std.select.select_args();
+    let args = cli.std.select_args();
     let planned = target
         .plan_selection(a.meta(), &vars, &sel_a, &rec, &args)?
         .meta;

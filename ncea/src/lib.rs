@@ -286,7 +286,7 @@ impl Planned {
         let sets = multifile::open_all(&inputs.files)?;
         let first = sets[0].meta();
         let sel = cli.std.slab.resolve_specs(&sets[0], specs)?;
-        let sel_args = cli.std.select.select_args();
+        let sel_args = cli.std.select_args();
         let vars = nco_core::select::select_input_order(first, &sel_args)?;
         multifile::check_members(&sets, &vars)?;
         if let Some(w) = &cli.weights {

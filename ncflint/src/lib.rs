@@ -180,9 +180,9 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         .cloned()
         .collect();
     let sel_b = cli.std.slab.resolve_specs(&b, &specs_b)?;
-    let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select.select_args())?;
+    let vars = nco_core::select::select_input_order(a.meta(), &cli.std.select_args())?;
     let rec = RecordChange::default();
-    let args = cli.std.select.select_args();
+    let args = cli.std.select_args();
     let planned = target
         .plan_selection(a.meta(), &vars, &sel_a, &rec, &args)?
         .meta;

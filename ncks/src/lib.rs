@@ -215,7 +215,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
         }
     }
     let ds = Dataset::open(&input)?;
-    let mut sel_args = cli.std.select.select_args();
+    let mut sel_args = cli.std.select_args();
     if cli.print_all {
         sel_args.no_coords = true;
     }
@@ -296,7 +296,7 @@ fn extract_to(
     };
     let layout = extract::Layout {
         gpe: cli.gpe.as_deref().map(groups::Gpe::parse).transpose()?,
-        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
+        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select_args())?,
         all_dims: cli.all_dims,
     };
     let mut plan = target.plan_extract_with(ds.meta(), vars, sel, &rec, &layout)?;
@@ -455,7 +455,7 @@ fn print_file(
             .file_stem()
             .map(|s| Path::new(s).display().to_string())
             .unwrap_or_default(),
-        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select.select_args())?,
+        groups: nco_core::select::whole_groups(ds.meta(), &cli.std.select_args())?,
         // --dt_fmt 1-3 implies --cal; 0 is the default form, only with --cal (NCO).
         dates: match (cli.calendar, cli.date_format) {
             (_, Some(2)) => Some(DateStyle::Micro),
@@ -536,7 +536,7 @@ fn run_list(
             cli.std.common.existing(prog, out)?;
             let target = target(prog, argv, cli, out, Existing::Overwrite);
             let meta = ds.meta();
-            let vars = nco_core::select::select(meta, &cli.std.select.select_args())?;
+            let vars = nco_core::select::select(meta, &cli.std.select_args())?;
             let base = cli.std.slab.resolve_specs(&ds, specs)?;
             let mut plan = stations::plan_station_form(
                 meta,
@@ -571,7 +571,7 @@ fn many_files(
         |line: usize| move |e: Error| Error::msg(format!("station list line {line}: {e}"));
     let mut jobs = Vec::with_capacity(stations_list.len());
     for (st, sel) in stations_list.iter().zip(selections) {
-        let mut sa = cli.std.select.select_args();
+        let mut sa = cli.std.select_args();
         if let Some(v) = &st.vars {
             sa.vars = nco_core::select::split_items(v);
         }

@@ -236,7 +236,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let m = ds.meta();
     let order = arrangement(cli.arrange.as_deref(), &ds)?;
     let sel = cli.std.slab.resolve_specs(&ds, specs)?;
-    let sel_args = cli.std.select.select_args();
+    let sel_args = cli.std.select_args();
     let vars = nco_core::select::select_input_order(m, &sel_args)?;
     let arr = Arrangement::new(m, &vars, &order);
     let plan = target.plan_selection(m, &vars, &sel, &arr.record_change(m), &sel_args)?;

@@ -478,7 +478,7 @@ impl Ra<'_> {
             .cloned()
             .collect();
         let sel = cli.std.slab.resolve_specs(&sets[0], &fixed_specs)?;
-        let mut sel_args = cli.std.select.select_args();
+        let mut sel_args = cli.std.select_args();
         if let Some(v) = &vars_override {
             sel_args.vars = nco_core::select::split_items(v);
         }
@@ -1320,7 +1320,7 @@ impl Ra<'_> {
             sel.dims[rec] = Some((0..picks.len()).collect());
             selections.push(sel);
         }
-        let vars = nco_core::select::select_input_order(first, &cli.std.select.select_args())?;
+        let vars = nco_core::select::select_input_order(first, &cli.std.select_args())?;
         multifile::check_fixed_dims(sets, &vars)?;
         let mut plan = stations::plan_station_form(
             first,

@@ -194,7 +194,7 @@ impl Planned {
         let ds = Dataset::open(&input)?;
         let meta = ds.meta();
         let sel = cli.std.slab.resolve_specs(&ds, specs)?;
-        let vars = nco_core::select::select_input_order(meta, &cli.std.select.select_args())?;
+        let vars = nco_core::select::select_input_order(meta, &cli.std.select_args())?;
         let avg_dims = reduced_dims(cli.avg.as_deref(), meta, &input)?;
         nco_core::select::require_processed(
             meta,
@@ -555,7 +555,7 @@ fn define(
 ) -> Result<(Meta, Vec<Job>)> {
     let (meta, sel, avg_dims) = (r.ds.meta(), r.sel, r.avg_dims);
     let rec = nco_core::extract::RecordChange::default();
-    let args = cli.std.select.select_args();
+    let args = cli.std.select_args();
     let mut out = target.plan_selection(meta, vars, sel, &rec, &args)?.meta;
     // The output dimensions the reduction removes (or keeps with size 1).
     let mut reduced_out = vec![false; out.dims.len()];

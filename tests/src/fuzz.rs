@@ -152,6 +152,7 @@ pub fn var(data: &[u8]) {
         no_cell_measures: bits & 8 != 0,
         groups: Vec::new(),
         union: false,
+        cf_always: bits & 1 != 0,
     };
     if let Ok(sel) = select::select(&m, &args) {
         let mut seen = vec![false; m.vars.len()];

@@ -6,6 +6,7 @@
 //! NCO 5.1.4 is wrong the test states our answer, and NCO's when the binaries under
 //! test are NCO's (README, compatibility notes).
 
+use crate::common::cdl;
 use nco_tests::{compare, descending_fixture, fx, is_nco, nco, reference, Scratch};
 
 /// `ncks ARGS fixture out.nc` with NCO and with ours: both fail (ours with a one-line
@@ -463,4 +464,50 @@ fn equal_coordinate_bounds_pick_the_nearest_value() {
         nco_tests::value(&fx(), "lon", "%g", &["-d", "lon,100.,100."]),
         "90"
     );
+}
+
+#[test]
+fn cf_attributes_bring_their_variables_only_in_files_declaring_cf() {
+    // NCO 5.1.4 extracts the variables `coordinates`, `cell_measures`, `bounds`,
+    // `ancillary_variables` and `grid_mapping` name only when `Conventions` declares
+    // CF 1.x ("CF-1." or "CF1." in its text); the dimensions' coordinates always.
+    let s = Scratch::new();
+    let text = |conv: &str| {
+        format!(
+            "netcdf d {{ dimensions: time = UNLIMITED ; x = 2 ; nb = 2 ; variables: \
+             double time(time) ; time:bounds = \"time_bnds\" ; double time_bnds(time, nb) ; \
+             float T(time, x) ; T:coordinates = \"lat\" ; T:cell_measures = \"area: ar\" ; \
+             T:ancillary_variables = \"q\" ; T:grid_mapping = \"crs\" ; float lat(x) ; \
+             float ar(x) ; float q(time, x) ; int crs ; {conv} \
+             data: time = 1 ; time_bnds = 0, 1 ; T = 5, 6 ; lat = 1, 2 ; ar = 1, 1 ; \
+             q = 1, 1 ; crs = 0 ; }}"
+        )
+    };
+    let names = |f: &str| -> Vec<String> {
+        let out = s.arg("out.nc");
+        nco("ncks").args(["-O", "-v", "T", f, &out]).succeeds();
+        let mut v: Vec<String> = nco_tests::ncdump(&["-h"], &out)
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let ty = ["float ", "double ", "int "]
+                    .iter()
+                    .find(|t| l.starts_with(*t))?;
+                Some(l[ty.len()..].split(['(', ' ']).next()?.to_string())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for (conv, want) in [
+        ("", &["T", "time"][..]),
+        (":Conventions = \"CF\" ;", &["T", "time"]),
+        (
+            ":Conventions = \"CF-1.6\" ;",
+            &["T", "ar", "crs", "lat", "q", "time", "time_bnds"],
+        ),
+    ] {
+        let f = cdl(&s, "d", &text(conv));
+        assert_eq!(names(&f), want, "{conv}");
+    }
 }

@@ -130,6 +130,15 @@ pub struct OperatorArgs {
 }
 
 impl OperatorArgs {
+    /// The variable selection of this command line ([`VarArgs::select_args`]); with
+    /// `-X` boxes, the auxiliary coordinates CF attributes name are extracted whatever
+    /// the file's `Conventions` (NCO 5.1.4's ncks, checked).
+    pub fn select_args(&self) -> SelectArgs {
+        let mut a = self.select.select_args();
+        a.cf_always = !self.slab.aux.is_empty();
+        a
+    }
+
     /// For operators taking exactly `n_inputs` inputs and one output (ncwa, ncbo,
     /// ncpdq, ncflint): the inputs (prefixed with `-p`) and the output's [`Target`]
     /// (the last file, or `-o`; the first input its [`Provenance::source`]), after
@@ -700,6 +709,7 @@ impl VarArgs {
             // An empty -g (or item) is an error (NCO's), not "every group".
             groups: self.groups.as_deref().map(split_items).unwrap_or_default(),
             union: self.union,
+            cf_always: false,
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct SelectArgs {
     /// `--unn`: with `-g` and `-v`, the union of the groups' variables and the listed
     /// variables (of any group), instead of the listed variables of the groups.
     pub union: bool,
+    /// Extract the variables CF attributes name even in a file that does not
+    /// [`declares_cf`] (`-X`, whose boxes need the auxiliary coordinates).
+    pub cf_always: bool,
 }
 
 /// Names referenced by one CF attribute value.
@@ -85,10 +88,29 @@ pub fn coordinates_of(meta: &Meta, var: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Variables named by `var`'s CF attributes (and `ilev` for `lev`), as indices.
+/// True when the file's `Conventions` global attribute (any case of the name)
+/// declares CF 1.x: its text holds `CF-1.` or `CF1.` (`CF-1.8`, `ACDD-1.3, CF-1.6`,
+/// `CF1.6`). NCO 5.1.4 extracts the variables CF attributes name only then (checked
+/// by running its ncks: `CF`, `CF-1`, `cf-1.6`, `CF/1.6` and `COARDS` do not count).
+pub fn declares_cf(meta: &Meta) -> bool {
+    meta.attrs
+        .iter()
+        .filter(|a| a.name.eq_ignore_ascii_case("Conventions"))
+        .filter_map(|a| a.value.as_text())
+        .any(|t| t.contains("CF-1.") || t.contains("CF1."))
+}
+
+/// Variables named by `var`'s CF attributes (only in a file that [`declares_cf`]),
+/// and `ilev` for `lev`, as indices.
 pub fn cf_associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
     let v = &meta.vars[var];
     let mut out = Vec::new();
+    if v.name == "lev" {
+        out.extend(meta.var_in_scope(v.group, "ilev"));
+    }
+    if !(args.cf_always || declares_cf(meta)) {
+        return out;
+    }
     let mut attrs = vec![
         "coordinates",
         "bounds",
@@ -110,9 +132,6 @@ pub fn cf_associated(meta: &Meta, var: usize, args: &SelectArgs) -> Vec<usize> {
                     .filter_map(|n| meta.var_in_scope(v.group, n)),
             );
         }
-    }
-    if v.name == "lev" {
-        out.extend(meta.var_in_scope(v.group, "ilev"));
     }
     out
 }
@@ -459,7 +478,35 @@ mod tests {
 
     #[test]
     fn coordinates_and_cf_associates_follow() {
-        let m = meta();
+        let mut m = meta();
+        // Without CF Conventions only the dimensions' coordinates follow (NCO 5.1.4).
+        let a = SelectArgs {
+            vars: vec!["three".into()],
+            ..Default::default()
+        };
+        assert_eq!(names(&m, &select(&m, &a).unwrap()), ["lev", "three"]);
+        let x = SelectArgs {
+            cf_always: true,
+            ..a.clone()
+        };
+        assert_eq!(
+            names(&m, &select(&m, &x).unwrap()),
+            ["P0", "hyam", "lev", "lev_bnd", "three"]
+        );
+        for (text, cf) in [
+            ("CF-1.8", true),
+            ("ACDD-1.3, CF-1.6", true),
+            ("CF1.6", true),
+            ("CF", false),
+            ("CF-1", false),
+            ("cf-1.6", false),
+            ("COARDS", false),
+        ] {
+            m.attrs = vec![Attr::text("Conventions", text)];
+            assert_eq!(declares_cf(&m), cf, "{text}");
+        }
+        m.attrs = vec![Attr::text("conventions", "CF-1.6")];
+        assert!(declares_cf(&m), "any case of the name");
         let a = SelectArgs {
             vars: vec!["three".into()],
             ..Default::default()
