@@ -511,3 +511,28 @@ fn cf_attributes_bring_their_variables_only_in_files_declaring_cf() {
         assert_eq!(names(&f), want, "{conv}");
     }
 }
+
+#[test]
+fn record_multislabs_take_every_slab_in_ncrcat_and_ncra() {
+    // Compatibility difference: NCO 5.1.4's ncrcat and ncra take only the first of two
+    // -d slabs on the record dimension (record 0 here) and exit 0; its ncks takes
+    // both, as ours does everywhere.
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let f = cdl(
+        &s,
+        "r",
+        "netcdf r { dimensions: time = UNLIMITED ; variables: double time(time) ; \
+         float v(time) ; data: time = 0, 1, 2 ; v = 10, 11, 12 ; }",
+    );
+    let out = s.arg("out.nc");
+    let slabs = ["-O", "-d", "time,0,0", "-d", "time,2,2"];
+    nco("ncrcat").args(slabs).args([&f, &f, &out]).succeeds();
+    assert_eq!(nco_tests::value(&out, "v", "%g,", &[]), "10,12,");
+    nco("ncra").args(slabs).args([&f, &f, &out]).succeeds();
+    assert_eq!(nco_tests::value(&out, "v", "%g,", &[]), "11,");
+    nco("ncks").args(slabs).args([&f, &out]).succeeds();
+    assert_eq!(nco_tests::value(&out, "v", "%g,", &[]), "10,12,");
+}
