@@ -192,6 +192,85 @@ pub fn apply_same_float(
     }
 }
 
+/// Element-wise `a op b` in exact 64-bit integer arithmetic, when both operands are
+/// NC_INT64 or both NC_UINT64 of one length: double precision cannot hold their values
+/// past 2^53, and NCO 5.1.4 computes them in their own type. Missing where either
+/// operand equals its fill value (`a_fill`, `b_fill`: the `_FillValue` attributes'
+/// values, exact), the result's missing value `out_fill` (the type's default when
+/// `None`). Division truncates toward zero, as C's. `None` when the path does not
+/// apply, or when a result overflows or a divisor is zero: the double-precision path
+/// then counts and reports them.
+pub fn apply_same_int64(
+    op: BinOp,
+    a: &crate::types::Values,
+    a_fill: Option<&crate::types::Values>,
+    b: &crate::types::Values,
+    b_fill: Option<&crate::types::Values>,
+    out_fill: Option<&crate::types::Values>,
+) -> Option<crate::types::Values> {
+    use crate::types::{NcNum, Values};
+    fn run<T: NcNum>(
+        op: BinOp,
+        x: &[T],
+        y: &[T],
+        fills: [Option<&Values>; 3],
+        ops: [fn(T, T) -> Option<T>; 4],
+    ) -> Option<Vec<T>> {
+        let first = |v: Option<&Values>| v.and_then(|v| T::slice_of(v)?.first().copied());
+        let (fa, fb) = (first(fills[0]), first(fills[1]));
+        let of = first(fills[2]).unwrap_or(T::DEFAULT_FILL);
+        let f = match op {
+            BinOp::Add => ops[0],
+            BinOp::Sub => ops[1],
+            BinOp::Mul => ops[2],
+            BinOp::Div => ops[3],
+        };
+        if x.len() != y.len() {
+            return None;
+        }
+        x.iter()
+            .zip(y)
+            .map(|(&x, &y)| {
+                if Some(x) == fa || Some(y) == fb {
+                    Some(of)
+                } else {
+                    f(x, y)
+                }
+            })
+            .collect()
+    }
+    let fills = [a_fill, b_fill, out_fill];
+    match (a, b) {
+        (Values::Int64(x), Values::Int64(y)) => run(
+            op,
+            x,
+            y,
+            fills,
+            [
+                i64::checked_add,
+                i64::checked_sub,
+                i64::checked_mul,
+                i64::checked_div,
+            ],
+        )
+        .map(Values::Int64),
+        (Values::UInt64(x), Values::UInt64(y)) => run(
+            op,
+            x,
+            y,
+            fills,
+            [
+                u64::checked_add,
+                u64::checked_sub,
+                u64::checked_mul,
+                u64::checked_div,
+            ],
+        )
+        .map(Values::UInt64),
+        _ => None,
+    }
+}
+
 /// `w1*a + w2*b` element by element (ncflint's interpolation, computed as NCO does:
 /// each operand weighted, then the two added), in parallel for large arrays; missing
 /// (`out_fill`) where either operand is missing (`== a_fill` or `== b_fill`).
@@ -311,6 +390,32 @@ mod tests {
         assert_eq!(m, vec![0, 0, 0, 1, 1, 1]);
         assert!(broadcast_map(&big, &[("x".to_string(), 2)]).is_err());
         assert!(broadcast_map(&big, &[("lon".to_string(), 4)]).is_err());
+    }
+
+    #[test]
+    fn sixty_four_bit_integers_are_exact() {
+        use crate::types::Values;
+        let a = Values::Int64(vec![9_007_199_254_740_993, 123_456_789_012_345_679, -5, 7]);
+        let b = Values::Int64(vec![0, 1, -5, -2]);
+        let fill = Values::Int64(vec![-5]);
+        let r = apply_same_int64(BinOp::Sub, &a, Some(&fill), &b, None, Some(&fill));
+        assert!(
+            matches!(r, Some(Values::Int64(ref v)) if v == &[9_007_199_254_740_993, 123_456_789_012_345_678, -5, 9])
+        );
+        let r = apply_same_int64(BinOp::Div, &a, None, &b, None, None);
+        assert!(r.is_none(), "a zero divisor goes to the counting path");
+        let big = Values::Int64(vec![i64::MAX]);
+        assert!(apply_same_int64(BinOp::Add, &big, None, &big, None, None).is_none());
+        let u = Values::UInt64(vec![u64::MAX, 7]);
+        let r = apply_same_int64(
+            BinOp::Div,
+            &u,
+            None,
+            &Values::UInt64(vec![1, 2]),
+            None,
+            None,
+        );
+        assert!(matches!(r, Some(Values::UInt64(ref v)) if v == &[u64::MAX, 3]));
     }
 
     #[test]

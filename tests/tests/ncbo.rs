@@ -548,7 +548,6 @@ fn ncbo_promotes_types_and_shares_one_missing_value_as_nco() {
 /// 64-bit integers past 2^53 subtract exactly in NCO 5.1.4; ours go through doubles
 /// (README Known bugs).
 #[test]
-#[ignore = "known bug: ncbo computes 64-bit integers through doubles"]
 fn int64_beyond_two_to_the_53_subtract_exactly_as_nco() {
     let s = Scratch::new();
     let nc4 = |name: &str, data: &str| {

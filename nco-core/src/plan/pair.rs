@@ -306,6 +306,31 @@ fn compute(
             {
                 return Ok((vals, 0, Casts::default()));
             }
+            // 64-bit integers exactly, with their exact fill values.
+            let fill_a = big.meta().vars[*bv]
+                .attr("_FillValue")
+                .filter(|_| pa.in_fill.is_some());
+            let fill_b = small.meta().vars[*sv]
+                .attr("_FillValue")
+                .filter(|_| pb.in_fill.is_some());
+            // (A missing value given otherwise, `missing_value`, takes the double path.)
+            let known = (pa.in_fill.is_none() || fill_a.is_some())
+                && (pb.in_fill.is_none() || fill_b.is_some());
+            if let Some(vals) = known
+                .then(|| {
+                    binary::apply_same_int64(
+                        op,
+                        &xbig,
+                        fill_a.map(|a| &a.value),
+                        &xs,
+                        fill_b.map(|a| &a.value),
+                        pa.out.attr("_FillValue").map(|a| &a.value),
+                    )
+                })
+                .flatten()
+            {
+                return Ok((vals, 0, Casts::default()));
+            }
         }
         let (pbig, psmall) = j.by_size();
         let fbig = pbig.unpacked(&xbig);
