@@ -158,7 +158,7 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
 /// statistics replace the reading of members (`--merge`).
 fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
     if (cli.parts.part.is_some() || merging.is_some()) && cli.std.common.append {
-        return Err(refused_append());
+        return Err(cli::not_in_split_runs("-A"));
     }
     let mut run = Planned::of(prog, argv, cli)?;
     if let Some(parts) = &merging {
@@ -206,7 +206,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
 /// by all ranks.
 fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
     if cli.std.common.append {
-        return ranks.agree(Err(refused_append()));
+        return ranks.agree(Err(cli::not_in_split_runs("-A")));
     }
     ranks.agree(multifile::refuse_stdin_under_ranks(
         &cli.std.files,
@@ -231,29 +231,16 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     } else {
         members.write_part(cli, op, target, sel_args, file)
     })?;
-    let out = match ranks.gather(mine.unwrap_or_default()) {
-        Some(all) => {
-            let merged = Parts::from_ranks(prog, all).and_then(|parts| {
-                members.share = 0..run.sets.len();
-                if concat {
-                    let parts = members.check_stacked_parts(cli, &run, parts)?;
-                    return members.concatenate(cli, target, sel_args, Some(parts));
-                }
-                members.merge_parts(cli, &run, parts)?;
-                members.reduce(cli, op, target, sel_args)
-            });
-            ranks.agree(merged.map(Some))?
+    ranks.write_on_root(mine, |all| {
+        let parts = Parts::from_ranks(prog, all)?;
+        members.share = 0..run.sets.len();
+        if concat {
+            let parts = members.check_stacked_parts(cli, &run, parts)?;
+            return members.concatenate(cli, target, sel_args, Some(parts));
         }
-        None => ranks.agree(Ok(None))?,
-    };
-    ranks.agree(out.map_or(Ok(()), Output::commit))
-}
-
-fn refused_append() -> Error {
-    Error::option(
-        "-A",
-        "not with --part, --merge or mpirun (append to the merged output afterwards)",
-    )
+        members.merge_parts(cli, &run, parts)?;
+        members.reduce(cli, op, target, sel_args)
+    })
 }
 
 /// A run of nces or ncecat planned from its command line: inputs opened, hyperslab,

@@ -185,17 +185,10 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     )?;
     let name = format!("rank {}", ranks.rank());
     let mine = ranks.agree(ra.write_part(&p, plan.in_memory(&name)))?;
-    let out = match ranks.gather(mine.unwrap_or_default()) {
-        Some(all) => {
-            let merged = Parts::from_ranks(prog, all).and_then(|parts| {
-                ra.merge_parts(&p, parts)?;
-                ra.emit(p, None)
-            });
-            ranks.agree(merged.map(Some))?
-        }
-        None => ranks.agree(Ok(None))?,
-    };
-    ranks.agree(out.map_or(Ok(()), Output::commit))
+    ranks.write_on_root(mine, |all| {
+        ra.merge_parts(&p, Parts::from_ranks(prog, all)?)?;
+        ra.emit(p, None)
+    })
 }
 
 nco_core::split_cli!(Cli);
@@ -266,10 +259,7 @@ fn refuse_in_parts(cli: &Cli) -> Result<()> {
         (cli.stations.list.is_some(), "--list"),
     ];
     match refused.iter().find(|(given, _)| *given) {
-        Some((_, name)) => Err(Error::option(
-            name,
-            "not with --part, --merge or mpirun (append to the merged output afterwards)",
-        )),
+        Some((_, name)) => Err(cli::not_in_split_runs(name)),
         None => Ok(()),
     }
 }

@@ -248,7 +248,7 @@ impl Planned {
 fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> Result<()> {
     let split = cli.parts.part.is_some() || merging.is_some();
     if split && cli.std.common.append {
-        return Err(refused_append());
+        return Err(cli::not_in_split_runs("-A"));
     }
     let mut run = Planned::of(prog, argv, cli)?;
     if let Some(parts) = &merging {
@@ -277,7 +277,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
 /// failure anywhere stops every rank with nothing written.
 fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Result<()> {
     if cli.std.common.append {
-        return ranks.agree(Err(refused_append()));
+        return ranks.agree(Err(cli::not_in_split_runs("-A")));
     }
     let run = ranks.agree(Planned::of(prog, argv, cli))?;
     let r = run.reduction(cli);
@@ -296,23 +296,10 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
         .by_sizes(r.sizes(&jobs));
     let name = format!("rank {}", ranks.rank());
     let mine = ranks.agree(r.write_part(&jobs, plan.in_memory(&name)))?;
-    let done = match ranks.gather(mine.unwrap_or_default()) {
-        Some(all) => {
-            let merged = Parts::from_ranks(prog, all)
-                .and_then(|parts| r.merge_parts(cli, &jobs, parts))
-                .and_then(|sums| r.write(prog, &run.vars, jobs, out, &run.target, Some(sums)));
-            ranks.agree(merged.map(Some))?
-        }
-        None => ranks.agree(Ok(None))?,
-    };
-    ranks.agree(done.map_or(Ok(()), Output::commit))
-}
-
-fn refused_append() -> Error {
-    Error::option(
-        "-A",
-        "not with --part, --merge or mpirun (append to the merged output afterwards)",
-    )
+    ranks.write_on_root(mine, |all| {
+        let sums = r.merge_parts(cli, &jobs, Parts::from_ranks(prog, all)?)?;
+        r.write(prog, &run.vars, jobs, out, &run.target, Some(sums))
+    })
 }
 
 /// A reduced variable's partial result: its accumulator, and whether a NaN was met

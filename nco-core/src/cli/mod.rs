@@ -426,6 +426,14 @@ pub struct PartArgs {
     pub merge: bool,
 }
 
+/// The refusal of option `name` (`-A`, `--rec_apn`, `--list`) in a split run.
+pub fn not_in_split_runs(name: &str) -> Error {
+    Error::option(
+        name,
+        "not with --part, --merge or mpirun (append to the merged output afterwards)",
+    )
+}
+
 /// The command line of an operator that splits (`--part`, `--merge`): the argument
 /// groups the job-array helpers change.
 pub trait SplitCli: clap::FromArgMatches + Clone + std::fmt::Debug {

@@ -197,6 +197,23 @@ impl Ranks {
         match self.never {}
     }
 
+    /// The end of a split run (collective): every rank's part `mine` gathered to rank
+    /// 0, which makes the output from them with `merge` and commits it; each step
+    /// agreed on, so a failure anywhere leaves no output and stops every rank.
+    ///
+    /// Errors: as [`Ranks::agree`].
+    pub fn write_on_root(
+        &self,
+        mine: Option<Vec<u8>>,
+        merge: impl FnOnce(Vec<Vec<u8>>) -> Result<crate::target::Output>,
+    ) -> Result<()> {
+        let out = match self.gather(mine.unwrap_or_default()) {
+            Some(all) => self.agree(merge(all).map(Some))?,
+            None => self.agree(Ok(None))?,
+        };
+        self.agree(out.map_or(Ok(()), crate::target::Output::commit))
+    }
+
     /// The MPI library's version line (for `-r`), when built with the `mpi` feature.
     pub fn library_version() -> Option<String> {
         #[cfg(feature = "mpi")]
