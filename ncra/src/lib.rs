@@ -969,7 +969,7 @@ impl Ra<'_> {
     /// as `p`, each holding what the run expects of it, kept in [`Ra::parts`] for
     /// [`Ra::emit`] (which merges each variable's accumulators as it writes it).
     ///
-    /// Errors: as [`Parts::check_run`] and [`Parts::merge`].
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`] or [`Parts::expect_accumulators`].
     fn merge_parts(&mut self, p: &Prepared, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(self.cli);
         parts.check_run(self.prog, &options, p.picks.len(), None)?;
