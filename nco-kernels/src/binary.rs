@@ -197,9 +197,10 @@ pub fn apply_same_float(
 /// past 2^53, and NCO 5.1.4 computes them in their own type. Missing where either
 /// operand equals its fill value (`a_fill`, `b_fill`: the `_FillValue` attributes'
 /// values, exact), the result's missing value `out_fill` (the type's default when
-/// `None`). Division truncates toward zero, as C's. `None` when the path does not
-/// apply, or when a result overflows or a divisor is zero: the double-precision path
-/// then counts and reports them.
+/// `None`). Results past the type's range wrap around as C's (NCO's) do, counted in
+/// the returned [`crate::cast::Casts`]; division truncates toward zero, and a zero
+/// divisor gives the missing value, counted (NCO 5.1.4 stops with SIGFPE there).
+/// `None` when the path does not apply.
 pub fn apply_same_int64(
     op: BinOp,
     a: &crate::types::Values,
@@ -207,66 +208,64 @@ pub fn apply_same_int64(
     b: &crate::types::Values,
     b_fill: Option<&crate::types::Values>,
     out_fill: Option<&crate::types::Values>,
-) -> Option<crate::types::Values> {
+) -> Option<(crate::types::Values, usize, crate::cast::Casts)> {
     use crate::types::{NcNum, Values};
+    /// One operation: the wrapped result and whether it wrapped; `None` for a zero
+    /// divisor.
+    type Step<T> = fn(T, T) -> Option<(T, bool)>;
     fn run<T: NcNum>(
-        op: BinOp,
         x: &[T],
         y: &[T],
         fills: [Option<&Values>; 3],
-        ops: [fn(T, T) -> Option<T>; 4],
-    ) -> Option<Vec<T>> {
+        f: Step<T>,
+    ) -> Option<(Vec<T>, usize, crate::cast::Casts)> {
         let first = |v: Option<&Values>| v.and_then(|v| T::slice_of(v)?.first().copied());
         let (fa, fb) = (first(fills[0]), first(fills[1]));
         let of = first(fills[2]).unwrap_or(T::DEFAULT_FILL);
-        let f = match op {
-            BinOp::Add => ops[0],
-            BinOp::Sub => ops[1],
-            BinOp::Mul => ops[2],
-            BinOp::Div => ops[3],
-        };
         if x.len() != y.len() {
             return None;
         }
-        x.iter()
+        let (mut zero, mut casts) = (0usize, crate::cast::Casts::default());
+        let out = x
+            .iter()
             .zip(y)
             .map(|(&x, &y)| {
                 if Some(x) == fa || Some(y) == fb {
-                    Some(of)
-                } else {
-                    f(x, y)
+                    return of;
+                }
+                match f(x, y) {
+                    Some((r, wrapped)) => {
+                        casts.wrapped += usize::from(wrapped);
+                        r
+                    }
+                    None => {
+                        zero += 1;
+                        of
+                    }
                 }
             })
-            .collect()
+            .collect();
+        Some((out, zero, casts))
+    }
+    macro_rules! step {
+        ($t:ty) => {{
+            let f: Step<$t> = match op {
+                BinOp::Add => |x, y| Some(x.overflowing_add(y)),
+                BinOp::Sub => |x, y| Some(x.overflowing_sub(y)),
+                BinOp::Mul => |x, y| Some(x.overflowing_mul(y)),
+                BinOp::Div => |x, y| (y != 0).then(|| x.overflowing_div(y)),
+            };
+            f
+        }};
     }
     let fills = [a_fill, b_fill, out_fill];
     match (a, b) {
-        (Values::Int64(x), Values::Int64(y)) => run(
-            op,
-            x,
-            y,
-            fills,
-            [
-                i64::checked_add,
-                i64::checked_sub,
-                i64::checked_mul,
-                i64::checked_div,
-            ],
-        )
-        .map(Values::Int64),
-        (Values::UInt64(x), Values::UInt64(y)) => run(
-            op,
-            x,
-            y,
-            fills,
-            [
-                u64::checked_add,
-                u64::checked_sub,
-                u64::checked_mul,
-                u64::checked_div,
-            ],
-        )
-        .map(Values::UInt64),
+        (Values::Int64(x), Values::Int64(y)) => {
+            run(x, y, fills, step!(i64)).map(|(v, z, c)| (Values::Int64(v), z, c))
+        }
+        (Values::UInt64(x), Values::UInt64(y)) => {
+            run(x, y, fills, step!(u64)).map(|(v, z, c)| (Values::UInt64(v), z, c))
+        }
         _ => None,
     }
 }
@@ -394,28 +393,39 @@ mod tests {
 
     #[test]
     fn sixty_four_bit_integers_are_exact() {
-        use crate::types::Values;
+        use crate::types::{NcNum, Values};
         let a = Values::Int64(vec![9_007_199_254_740_993, 123_456_789_012_345_679, -5, 7]);
         let b = Values::Int64(vec![0, 1, -5, -2]);
         let fill = Values::Int64(vec![-5]);
-        let r = apply_same_int64(BinOp::Sub, &a, Some(&fill), &b, None, Some(&fill));
+        let (r, zero, casts) =
+            apply_same_int64(BinOp::Sub, &a, Some(&fill), &b, None, Some(&fill)).unwrap();
         assert!(
-            matches!(r, Some(Values::Int64(ref v)) if v == &[9_007_199_254_740_993, 123_456_789_012_345_678, -5, 9])
+            matches!(r, Values::Int64(ref v) if v == &[9_007_199_254_740_993, 123_456_789_012_345_678, -5, 9])
         );
-        let r = apply_same_int64(BinOp::Div, &a, None, &b, None, None);
-        assert!(r.is_none(), "a zero divisor goes to the counting path");
-        let big = Values::Int64(vec![i64::MAX]);
-        assert!(apply_same_int64(BinOp::Add, &big, None, &big, None, None).is_none());
+        assert_eq!((zero, casts.wrapped), (0, 0));
+        // A zero divisor is missing (counted), the others exact.
+        let (r, zero, _) = apply_same_int64(BinOp::Div, &a, None, &b, None, None).unwrap();
+        assert!(
+            matches!(r, Values::Int64(ref v) if v == &[i64::DEFAULT_FILL, 123_456_789_012_345_679, 1, -3])
+        );
+        assert_eq!(zero, 1);
+        // Overflow wraps, as C's does, counted.
+        let big = Values::Int64(vec![i64::MAX, 9_007_199_254_740_993]);
+        let one = Values::Int64(vec![1, 2]);
+        let (r, _, casts) = apply_same_int64(BinOp::Add, &big, None, &one, None, None).unwrap();
+        assert!(matches!(r, Values::Int64(ref v) if v == &[i64::MIN, 9_007_199_254_740_995]));
+        assert_eq!(casts.wrapped, 1);
         let u = Values::UInt64(vec![u64::MAX, 7]);
-        let r = apply_same_int64(
+        let (r, _, _) = apply_same_int64(
             BinOp::Div,
             &u,
             None,
             &Values::UInt64(vec![1, 2]),
             None,
             None,
-        );
-        assert!(matches!(r, Some(Values::UInt64(ref v)) if v == &[u64::MAX, 3]));
+        )
+        .unwrap();
+        assert!(matches!(r, Values::UInt64(ref v) if v == &[u64::MAX, 3]));
     }
 
     #[test]

@@ -570,3 +570,58 @@ fn int64_beyond_two_to_the_53_subtract_exactly_as_nco() {
         "9007199254740993 123456789012345678"
     );
 }
+
+#[test]
+fn int64_overflow_wraps_and_the_other_elements_stay_exact_as_nco() {
+    let s = Scratch::new();
+    let nc4 = |name: &str, data: &str| {
+        let text = format!(
+            "netcdf {name} {{\ndimensions:\n x = 3 ;\nvariables:\n int64 v(x) ;\ndata:\n v = {data} ;\n}}\n"
+        );
+        crate::common::cdl_nc4(&s, name, &text)
+    };
+    let a = nc4("o1", "9007199254740993, 9223372036854775807, 5");
+    let b = nc4("o2", "2, 1, 5");
+    let out = s.arg("d.nc");
+    nco("ncbo")
+        .args(["-O", "-y", "add"])
+        .arg(&a)
+        .arg(&b)
+        .arg(&out)
+        .succeeds();
+    assert_eq!(
+        raw(&out, "v", "%lld "),
+        "9007199254740995 -9223372036854775808 10"
+    );
+}
+
+#[test]
+#[ignore = "known bug: ncbo broadcasts and mixes 64-bit integers through doubles"]
+fn int64_broadcast_and_mixed_types_are_exact_as_nco() {
+    let s = Scratch::new();
+    let nc4 = |name: &str, text: &str| crate::common::cdl_nc4(&s, name, text);
+    let p1 = nc4(
+        "p1",
+        "netcdf p1 { dimensions: x = 2 ; variables: int64 v(x) ; data: v = 9007199254740993, 1 ; }",
+    );
+    let p3 = nc4(
+        "p3",
+        "netcdf p3 { dimensions: y = 2 ; x = 2 ; variables: int64 v(y, x) ; data: v = 9007199254740993, 1, 2, 3 ; }",
+    );
+    let mx = nc4(
+        "mx",
+        "netcdf mx { dimensions: x = 2 ; variables: int v(x) ; data: v = 1, 2 ; }",
+    );
+    let out = s.arg("d.nc");
+    nco("ncbo")
+        .args(["-O", "-y", "add", &p3, &p1, &out])
+        .succeeds();
+    assert_eq!(
+        raw(&out, "v", "%lld "),
+        "18014398509481986 2 9007199254740995 4"
+    );
+    nco("ncbo")
+        .args(["-O", "-y", "add", &p1, &mx, &out])
+        .succeeds();
+    assert_eq!(raw(&out, "v", "%lld "), "9007199254740994 3");
+}

@@ -329,7 +329,7 @@ fn compute(
                 })
                 .flatten()
             {
-                return Ok((vals, 0, Casts::default()));
+                return Ok(vals);
             }
         }
         let (pbig, psmall) = j.by_size();

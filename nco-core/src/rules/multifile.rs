@@ -262,7 +262,7 @@ pub fn refuse_other_record_dims(
             return Err(Error::var(
                 &first.var_path(v),
                 format!(
-                    "is on {}, a record dimension of its own group: {prog} handles one record dimension per run ({}) and does not yet handle a group's own (exclude the group's variables with -x -v, or extract the group with ncks -g first)",
+                    "is on {}, a record dimension of its own group: {prog} handles one record dimension per run ({}) and does not yet handle a group's own (exclude the group's variables on it, its coordinate variable too, with -x -v, or extract the group with ncks -g first)",
                     first.dim_path(d),
                     first.dim_path(rec)
                 ),

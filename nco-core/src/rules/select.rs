@@ -88,14 +88,16 @@ pub fn coordinates_of(meta: &Meta, var: usize) -> Vec<usize> {
         .collect()
 }
 
-/// True when the file's `Conventions` global attribute (any case of the name)
-/// declares CF 1.x: its text holds `CF-1.` or `CF1.` (`CF-1.8`, `ACDD-1.3, CF-1.6`,
-/// `CF1.6`). NCO 5.1.4 extracts the variables CF attributes name only then (checked
-/// by running its ncks: `CF`, `CF-1`, `cf-1.6`, `CF/1.6` and `COARDS` do not count).
+/// True when the file's `Conventions` (or `conventions`) global attribute, as text
+/// (NC_CHAR), declares CF 1.x: it holds `CF-1.` or `CF1.` (`CF-1.8`,
+/// `ACDD-1.3, CF-1.6`, `CF1.6`). NCO 5.1.4 extracts the variables CF attributes name
+/// only then (checked by running its ncks: `CF`, `CF-1`, `cf-1.6`, `CF/1.6`,
+/// `COARDS`, an attribute named `CONVENTIONS` and an NC_STRING one do not count).
 pub fn declares_cf(meta: &Meta) -> bool {
     meta.attrs
         .iter()
-        .filter(|a| a.name.eq_ignore_ascii_case("Conventions"))
+        .filter(|a| a.name == "Conventions" || a.name == "conventions")
+        .filter(|a| matches!(a.value, crate::types::Values::Char(_)))
         .filter_map(|a| a.value.as_text())
         .any(|t| t.contains("CF-1.") || t.contains("CF1."))
 }
@@ -506,7 +508,15 @@ mod tests {
             assert_eq!(declares_cf(&m), cf, "{text}");
         }
         m.attrs = vec![Attr::text("conventions", "CF-1.6")];
-        assert!(declares_cf(&m), "any case of the name");
+        assert!(declares_cf(&m), "the name in lower case too");
+        m.attrs = vec![Attr::text("CONVENTIONS", "CF-1.6")];
+        assert!(!declares_cf(&m), "not in other cases");
+        m.attrs = vec![Attr {
+            name: "Conventions".into(),
+            value: crate::types::Values::Str(vec!["CF-1.6".into()]),
+        }];
+        assert!(!declares_cf(&m), "not as NC_STRING");
+        m.attrs = vec![Attr::text("conventions", "CF-1.6")];
         let a = SelectArgs {
             vars: vec!["three".into()],
             ..Default::default()
