@@ -14,7 +14,6 @@
 //! independent of the number of members: members are streamed into one accumulator.
 
 use clap::{CommandFactory, Parser};
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
 
@@ -181,11 +180,9 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
                 .write_stacked_part(cli, target, sel_args, file)
                 .map(drop);
         }
-        let parts = match merging {
-            Some(parts) => Some(members.check_stacked_parts(cli, &run, parts)?),
-            None => None,
-        };
-        return members.concatenate(cli, target, sel_args, parts)?.commit();
+        return members
+            .concatenate(cli, target, sel_args, merging)?
+            .commit();
     }
     if let Some(plan) = &part {
         members.share = plan.share(run.sets.len());
@@ -235,7 +232,6 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
         let parts = Parts::from_ranks(prog, all)?;
         members.share = 0..run.sets.len();
         if concat {
-            let parts = members.check_stacked_parts(cli, &run, parts)?;
             return members.concatenate(cli, target, sel_args, Some(parts));
         }
         members.merge_parts(cli, &run, parts)?;
@@ -381,10 +377,11 @@ impl Members<'_> {
 
     /// ncecat: the members stacked along a new record dimension into `target` (every
     /// existing record dimension becomes fixed), read from the members or, merging,
-    /// from `parts` (checked by [`Members::check_stacked_parts`]); the output for the
-    /// caller to commit.
+    /// from `parts` (checked first against the run and its plan: every member of
+    /// every stacked variable present); the output for the caller to commit.
     ///
-    /// Errors: planning, reading and writing failures (named).
+    /// Errors: planning, reading and writing failures (named), and as
+    /// [`Parts::check_run`] and [`Parts::expect_entries`].
     fn concatenate(
         &self,
         cli: &Cli,
@@ -393,6 +390,11 @@ impl Members<'_> {
         parts: Option<Parts>,
     ) -> Result<Output> {
         let (meta, stacked) = self.stack_plan(cli, target, sel_args)?;
+        if let Some(parts) = &parts {
+            let options = cli::split_options_text(cli);
+            parts.check_run(self.prog, &options, self.sets.len(), None)?;
+            parts.expect_entries(|share| self.member_keys(&stacked, share))?;
+        }
         let mut out = Output::create(target, meta)?;
         self.write_stacked(&stacked, &mut out, parts)?;
         Ok(out)
@@ -453,18 +455,6 @@ impl Members<'_> {
         file.finish(self.sets.len())
     }
 
-    /// ncecat's `--merge` (and rank 0 of an MPI run): the parts checked against the
-    /// run `run`, every member of every stacked variable present.
-    ///
-    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`].
-    fn check_stacked_parts(&self, cli: &Cli, run: &Planned, parts: Parts) -> Result<Parts> {
-        let options = cli::split_options_text(cli);
-        parts.check_run(self.prog, &options, self.sets.len(), None)?;
-        let (_, stacked) = self.stack_plan(cli, &run.target, &run.sel_args)?;
-        parts.expect_entries(|share| self.member_keys(&stacked, share))?;
-        Ok(parts)
-    }
-
     /// nces: statistic `op` over the members into `target` (with `--cb`'s climatology
     /// bounds), committed. Results that do not fit an integer output become its fill
     /// value, declared in the header (the output is written again when a variable had
@@ -497,13 +487,14 @@ impl Members<'_> {
     /// `run`, each holding the accumulators the run expects, kept in
     /// [`Members::parts`] (merged unit by unit as the output is written).
     ///
-    /// Errors: as [`Parts::check_run`] and [`Parts::expect_accumulators`].
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`].
     fn merge_parts(&mut self, cli: &Cli, run: &Planned, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(cli);
         parts.check_run(self.prog, &options, self.sets.len(), None)?;
         let mut meta = self.plan(&run.target, &run.sel_args)?;
         let procs = self.arithmetic(cli.arith.hdf_upk, &mut meta);
-        parts.expect_accumulators(&self.partial_keys(run.op, &procs))?;
+        let keys = self.partial_keys(&procs);
+        parts.expect_entries(|_| keys.clone())?;
         self.parts = Some(parts);
         Ok(())
     }
@@ -546,12 +537,12 @@ impl Members<'_> {
         format!("{}@{pos}", self.sets[0].meta().var_path(self.vars[o]))
     }
 
-    /// The keys of the partial results of the run, with their statistic `op` (what a
-    /// merge expects of every part).
-    fn partial_keys(&self, op: Op, procs: &[Option<ProcVar>]) -> HashMap<String, Op> {
+    /// The keys of the partial results of the run (what a merge expects of every
+    /// part).
+    fn partial_keys(&self, procs: &[Option<ProcVar>]) -> Vec<String> {
         self.units(procs)
             .into_iter()
-            .map(|(o, pos, _)| (self.unit_key(o, pos), op))
+            .map(|(o, pos, _)| self.unit_key(o, pos))
             .collect()
     }
 

@@ -13,7 +13,6 @@
 //! Both stream variable by variable with every input open once, so memory is bounded by
 //! one record of a variable, not by file size or count.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -834,16 +833,13 @@ impl Ra<'_> {
             .collect()
     }
 
-    /// The keys of the partial results of the run planned as `p`, with their
-    /// statistics (what a merge expects of every part).
-    fn partial_keys(&self, p: &Prepared) -> HashMap<String, Op> {
+    /// The keys of the partial results of the run planned as `p` (what a merge
+    /// expects of every part).
+    fn partial_keys(&self, p: &Prepared) -> Vec<String> {
         let first = self.sets[0].meta();
-        let mut keys = HashMap::new();
+        let mut keys = Vec::new();
         for (v, _) in self.reduced(p) {
-            let op = arith::reduction(first, v, self.op, arith::Reducer::Ncra).op;
-            for g in 0..p.groups {
-                keys.insert(partial_key(first, v, g), op);
-            }
+            keys.extend((0..p.groups).map(|g| partial_key(first, v, g)));
         }
         keys
     }
@@ -969,14 +965,15 @@ impl Ra<'_> {
     /// as `p`, each holding what the run expects of it, kept in [`Ra::parts`] for
     /// [`Ra::emit`] (which merges each variable's accumulators as it writes it).
     ///
-    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`] or [`Parts::expect_accumulators`].
+    /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`].
     fn merge_parts(&mut self, p: &Prepared, parts: Parts) -> Result<()> {
         let options = cli::split_options_text(self.cli);
         parts.check_run(self.prog, &options, p.picks.len(), None)?;
         if self.concat {
             parts.expect_entries(|share| self.record_block_keys(p, share))?;
         } else {
-            parts.expect_accumulators(&self.partial_keys(p))?;
+            let keys = self.partial_keys(p);
+            parts.expect_entries(|_| keys.clone())?;
         }
         self.parts = Some(parts);
         Ok(())

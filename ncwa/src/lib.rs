@@ -264,7 +264,7 @@ fn execute(prog: &str, argv: &[OsString], cli: &Cli, merging: Option<Parts>) -> 
         return r.write_part(&jobs, file).map(drop);
     }
     let sums = match merging {
-        Some(parts) => Some(r.merge_parts(cli, &jobs, parts)?),
+        Some(parts) => Some(r.merge_parts(prog, cli, &jobs, parts)?),
         None => None,
     };
     r.write(prog, &run.vars, jobs, out, &run.target, sums)?
@@ -297,7 +297,7 @@ fn execute_ranks(prog: &str, argv: &[OsString], cli: &Cli, ranks: &Ranks) -> Res
     let name = format!("rank {}", ranks.rank());
     let mine = ranks.agree(r.write_part(&jobs, plan.in_memory(&name)))?;
     ranks.write_on_root(mine, |all| {
-        let sums = r.merge_parts(cli, &jobs, Parts::from_ranks(prog, all)?)?;
+        let sums = r.merge_parts(prog, cli, &jobs, Parts::from_ranks(prog, all)?)?;
         r.write(prog, &run.vars, jobs, out, &run.target, Some(sums))
     })
 }
@@ -421,12 +421,18 @@ impl Reduction<'_> {
     ///
     /// Errors: as [`Parts::check_run`] and [`Parts::expect_entries`], a damaged
     /// accumulator (naming the part file and variable).
-    fn merge_parts(&self, cli: &Cli, jobs: &[Job], parts: Parts) -> Result<HashMap<String, Sum>> {
+    fn merge_parts(
+        &self,
+        prog: &str,
+        cli: &Cli,
+        jobs: &[Job],
+        parts: Parts,
+    ) -> Result<HashMap<String, Sum>> {
         let meta = self.ds.meta();
         let ids: Vec<usize> = reduced_ids(jobs).collect();
         let sizes = self.sizes(jobs);
         let options = cli::split_options_text(cli);
-        parts.check_run("ncwa", &options, ids.len(), Some(&sizes))?;
+        parts.check_run(prog, &options, ids.len(), Some(&sizes))?;
         let keys = |share: Range<usize>| -> Vec<String> {
             ids[share].iter().map(|&v| meta.var_path(v)).collect()
         };
@@ -642,6 +648,15 @@ impl Reduction<'_> {
         arith::reduction(self.ds.meta(), v, self.op, reducer)
     }
 
+    /// The weights or mask `aux` as they apply to variable `v` (not to a coordinate
+    /// NCO's rule exempts, nor to a variable on other dimensions), with their strides
+    /// into it ([`aux_strides`]).
+    fn applied<'a>(&self, aux: Option<&'a Aux>, v: usize) -> Option<(&'a Aux, Vec<usize>)> {
+        let meta = self.ds.meta();
+        let a = aux.filter(|_| self.reduction(v).weighted)?;
+        Some((a, aux_strides(meta, self.sel, &meta.vars[v].dims, &a.dims)?))
+    }
+
     /// The accumulator of the variable `pv` plans, streamed in blocks of whole rows of
     /// its first dimension, and whether a NaN was met in its data or weights.
     ///
@@ -651,7 +666,6 @@ impl Reduction<'_> {
         let var = &meta.vars[pv.id];
         let red = self.reduction(pv.id);
         let this_op = red.op;
-        let apply_aux = red.weighted;
         let idx = sel.for_var(meta, pv.id);
         let shape: Vec<usize> = idx.iter().map(Vec::len).collect();
         // Output strides: kept dimensions only.
@@ -663,15 +677,8 @@ impl Reduction<'_> {
                 acc_n *= shape[k];
             }
         }
-        let strides = |a: &Aux| aux_strides(meta, sel, &var.dims, &a.dims);
-        let wst = self
-            .weight
-            .filter(|_| apply_aux)
-            .and_then(|w| Some((w, strides(w)?)));
-        let mst = self
-            .mask
-            .filter(|_| apply_aux)
-            .and_then(|m| Some((m, strides(m)?)));
+        let wst = self.applied(self.weight, pv.id);
+        let mst = self.applied(self.mask, pv.id);
         let mut acc = Accum::new(this_op, acc_n);
         // A NaN in the data or the weights makes a NaN mean (as in NCO), which is then
         // not the sign of weights summing to zero.
@@ -720,12 +727,8 @@ impl Reduction<'_> {
     /// Errors: weights summing to zero over the averaged elements.
     fn finish(&self, prog: &str, pv: &mut ProcVar, acc: Accum, nan_in: bool) -> Result<Values> {
         let var = &self.ds.meta().vars[pv.id];
-        let red = self.reduction(pv.id);
-        let this_op = red.op;
-        let wst = self
-            .weight
-            .filter(|_| red.weighted)
-            .and_then(|w| aux_strides(self.ds.meta(), self.sel, &var.dims, &w.dims).map(|_| w));
+        let this_op = self.reduction(pv.id).op;
+        let wst = self.applied(self.weight, pv.id);
         let res = acc.finish(self.normalize);
         if !nan_in
             && res.iter().any(|r| r.is_some_and(f64::is_nan))

@@ -16,7 +16,6 @@
 //! sum of the magnitudes, before its rounding to the output type (which, for `float`
 //! outputs, almost always hides it).
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -399,30 +398,30 @@ impl Parts {
     }
 
     /// Check that every part holds exactly the entries `expected` gives for its share
-    /// of the items (a concatenation's value blocks), before anything is written.
+    /// of the items (a statistic's accumulators, the same keys for every part; a
+    /// concatenation's value blocks, its share's), before anything is written.
     ///
-    /// Errors: a part lacks an expected entry or holds one the run does not write
+    /// Errors: a part lacks an expected entry or holds one the run does not make
     /// (naming the part file and the key).
     pub fn expect_entries(&self, expected: impl Fn(Range<usize>) -> Vec<String>) -> Result<()> {
         for r in &self.readers {
             let h = &r.header;
             let want = expected(h.share.0..h.share.1);
-            let have: std::collections::HashSet<&str> =
-                h.entries.iter().map(|e| e.key.as_str()).collect();
-            if let Some(k) = want.iter().find(|k| !have.contains(k.as_str())) {
+            if let Some(k) = want.iter().find(|k| !r.has(k)) {
                 return Err(format_error(r.path(), format!("lacks {k}")));
             }
+            // A part's keys are distinct (PartReader refuses a key twice), so a part
+            // holding every expected key and no more has as many.
             if want.len() != h.entries.len() {
                 let want: std::collections::HashSet<&str> =
                     want.iter().map(String::as_str).collect();
-                let extra = h
-                    .entries
-                    .iter()
-                    .find(|e| !want.contains(e.key.as_str()))
-                    .map_or("an entry twice", |e| e.key.as_str());
+                let extra = h.entries.iter().find(|e| !want.contains(e.key.as_str()));
                 return Err(format_error(
                     r.path(),
-                    format!("holds {extra}, which this run does not write"),
+                    format!(
+                        "holds {}, which this run does not make",
+                        extra.map_or("an entry", |e| e.key.as_str())
+                    ),
                 ));
             }
         }
@@ -469,28 +468,8 @@ impl Parts {
         Ok(vals)
     }
 
-    /// Check that every part holds exactly the keys `ops` gives (a statistic's
-    /// accumulators: every part holds one of each), before anything is written.
-    ///
-    /// Errors: a part lacks an expected entry or holds one the run does not compute
-    /// (naming the part file and key).
-    pub fn expect_accumulators(&self, ops: &HashMap<String, Op>) -> Result<()> {
-        for r in &self.readers {
-            if let Some(k) = ops.keys().find(|k| !r.has(k)) {
-                return Err(format_error(r.path(), format!("lacks {k}")));
-            }
-            if let Some(e) = r.header.entries.iter().find(|e| !ops.contains_key(&e.key)) {
-                return Err(format_error(
-                    r.path(),
-                    format!("holds {}, which this run does not compute", e.key),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// The accumulator of statistic `op` under `key` combined from every part, in part
-    /// order (checked by [`Parts::expect_accumulators`]). Called from any thread, as
+    /// order (checked by [`Parts::expect_entries`]). Called from any thread, as
     /// the output is written: memory holds the accumulators being finished, not the
     /// whole output's.
     ///

@@ -55,43 +55,27 @@ impl PartSpec {
         };
         let sum: u128 = sizes.iter().map(|&x| u128::from(x)).sum();
         let count = self.count as u128;
-        let part_of = |before: u128, size: u64| -> usize {
-            if sum == 0 {
-                return 0;
-            }
-            let middle = 2 * before + u128::from(size);
-            ((middle * count) / (2 * sum)).min(count - 1) as usize
-        };
-        let (mut first, mut end) = (None, 0);
+        // Each item's part (0-based), from where its middle falls: never decreasing
+        // along the items, so each part's items are contiguous.
         let mut before = 0u128;
-        for (i, &size) in sizes.iter().enumerate() {
-            let p = part_of(before, size);
-            before += u128::from(size);
-            if p + 1 < self.index {
-                continue;
-            }
-            if p + 1 > self.index {
-                break;
-            }
-            first.get_or_insert(i);
-            end = i + 1;
-        }
-        match first {
-            Some(f) => f..end,
-            None => {
-                // An empty share sits where its items would have been.
-                let at = sizes
-                    .iter()
-                    .scan(0u128, |b, &x| {
-                        let p = part_of(*b, x);
-                        *b += u128::from(x);
-                        Some(p)
-                    })
-                    .take_while(|&p| p + 1 < self.index)
-                    .count();
-                at..at
-            }
-        }
+        let part: Vec<usize> = sizes
+            .iter()
+            .map(|&size| {
+                let middle = 2 * before + u128::from(size);
+                before += u128::from(size);
+                if sum == 0 {
+                    0
+                } else {
+                    ((middle * count) / (2 * sum)).min(count - 1) as usize
+                }
+            })
+            .collect();
+        let first = part.iter().take_while(|&&p| p + 1 < self.index).count();
+        let len = part[first..]
+            .iter()
+            .take_while(|&&p| p + 1 == self.index)
+            .count();
+        first..first + len
     }
 }
 
