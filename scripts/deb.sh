@@ -6,8 +6,8 @@
 # /usr/lib/nco-rs/share/man/man1, completions where bash, zsh and fish look,
 # /etc/profile.d/nco-rs.sh putting /usr/lib/nco-rs/bin first on PATH, and nothing
 # Debian's nco package owns. Depends: the Debian packages of the shared libraries the
-# operators link to (objdump's NEEDED, found with ldd and dpkg -S), at least the
-# versions built against.
+# operators link to (objdump's NEEDED, found with ldd and dpkg -S) and of the libnetcdf
+# they load at run time, at least the versions built against.
 #
 #   bash scripts/deb.sh [--no-build] [--fast]
 #
@@ -72,14 +72,19 @@ chmod 644 "$root/usr/share/doc/nco-rs/copyright"
 # the installed versions (those pull in what the libraries themselves need).
 needed=$(objdump -p "$lib"/bin/* | awk '$1 == "NEEDED" {print $2}' | sort -u)
 libs=$(for f in "$lib"/bin/*; do ldd "$f"; done | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u)
-depends=$(for so in $needed; do
+depends=$( (for so in $needed; do
         # The dynamic loader (ld-linux*.so, listed by ldd without "=>") is libc6's.
         case "$so" in ld-linux*) echo "libc6"; continue ;; esac
         path=$(awk -v so="$so" '$1 == so {print $2; exit}' <<<"$libs")
         [ -n "$path" ] || { echo "deb.sh: ERROR $so not found by ldd" >&2; exit 1; }
         dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" ||
             { echo "deb.sh: ERROR no package owns $path" >&2; exit 1; }
-    done | cut -d: -f1 | sort -u |
+    done
+    # libnetcdf is loaded at run time, not linked (nco-h5's syslib): the package of the
+    # library the build loads (the target of its development link).
+    nc_so=$(readlink -f "$(pkg-config --variable=libdir netcdf)/libnetcdf.so")
+    dpkg -S "$nc_so" || { echo "deb.sh: ERROR no package owns $nc_so" >&2; exit 1; }
+    ) | cut -d: -f1 | sort -u |
     while read -r pkg; do
         echo "$pkg (>= $(dpkg-query -W -f='${Version}' "$pkg"))"
     done | paste -sd, - | sed 's/,/, /g')

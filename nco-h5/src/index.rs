@@ -17,12 +17,13 @@ use std::path::{Path, PathBuf};
 use std::ptr;
 
 use hdf5_metno_sys::h5::{haddr_t, herr_t, hsize_t, HADDR_UNDEF};
-use hdf5_metno_sys::h5d::{self, H5D_layout_t};
+use hdf5_metno_sys::h5d::H5D_layout_t;
 use hdf5_metno_sys::h5i::hid_t;
-use hdf5_metno_sys::{h5e, h5f, h5p, h5s, h5t};
+use hdf5_metno_sys::{h5e, h5f, h5p, h5t};
 
 use crate::filters::Filter;
 use crate::layout::{Kind, Loc, VarIndex};
+use crate::syslib::h5;
 use crate::{Error, Result};
 
 /// How to ask libhdf5 for chunk addresses (both kept for the measurements of
@@ -60,7 +61,7 @@ fn check_id(id: hid_t, what: &str) -> Result<hid_t> {
 }
 
 /// Closes an HDF5 identifier when dropped (with the closing function for its kind).
-struct Id(hid_t, unsafe extern "C" fn(hid_t) -> herr_t);
+struct Id(hid_t, unsafe fn(hid_t) -> herr_t);
 
 impl Drop for Id {
     fn drop(&mut self) {
@@ -76,13 +77,19 @@ impl Drop for Id {
 /// built thread-safe, so its error reporting is set per thread: libnetcdf switches the
 /// printing off on the thread that first opened a file only, and HDF5 calls made on
 /// other threads (rayon workers) print "HDF5-DIAG" traces for errors libnetcdf expects
-/// (absent optional attributes) unless this is called on each of them.
-pub fn quiet() {
+/// (absent optional attributes) unless this is called on each of them. Does nothing
+/// and returns `false` while libhdf5 is not loaded ([`crate::syslib`]): there is
+/// nothing to quiet, and loading it here would load it for runs that never need it.
+pub fn quiet() -> bool {
+    if !crate::syslib::is_loaded() {
+        return false;
+    }
     // SAFETY: H5Eset_auto2 on the default stack with no handler only changes this
     // thread's error-printing setting.
     unsafe {
-        h5e::H5Eset_auto2(h5e::H5E_DEFAULT, None, ptr::null_mut());
+        h5::H5Eset_auto2(h5e::H5E_DEFAULT, None, ptr::null_mut());
     }
+    true
 }
 
 impl H5File {
@@ -91,6 +98,7 @@ impl H5File {
         let path = path.as_ref();
         let c = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| Error::Request("NUL in file name".into()))?;
+        crate::syslib::load().map_err(|e| Error::Unsupported(e.to_string()))?;
         let _g = hdf5_metno_sys::LOCK.lock();
         let flags = if write {
             h5f::H5F_ACC_RDWR
@@ -99,7 +107,7 @@ impl H5File {
         };
         quiet();
         // SAFETY: the HDF5 lock is held; `c` outlives the call.
-        let fid = unsafe { h5f::H5Fopen(c.as_ptr(), flags, h5p::H5P_DEFAULT) };
+        let fid = unsafe { h5::H5Fopen(c.as_ptr(), flags, h5p::H5P_DEFAULT) };
         Ok(H5File {
             fid: check_id(fid, "H5Fopen")?,
             path: path.to_path_buf(),
@@ -127,73 +135,73 @@ impl H5File {
         unsafe {
             let did = Id(
                 check_id(
-                    h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT),
+                    h5::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT),
                     "H5Dopen2",
                 )?,
-                h5d::H5Dclose,
+                h5::H5Dclose,
             );
             let tid = Id(
-                check_id(h5d::H5Dget_type(did.0), "H5Dget_type")?,
-                h5t::H5Tclose,
+                check_id(h5::H5Dget_type(did.0), "H5Dget_type")?,
+                h5::H5Tclose,
             );
-            let class = h5t::H5Tget_class(tid.0);
+            let class = h5::H5Tget_class(tid.0);
             // netCDF's NC_CHAR is a fixed-length HDF5 string of one byte.
             let char1 = class == h5t::H5T_class_t::H5T_STRING
-                && h5t::H5Tis_variable_str(tid.0) == 0
-                && h5t::H5Tget_size(tid.0) == 1;
+                && h5::H5Tis_variable_str(tid.0) == 0
+                && h5::H5Tget_size(tid.0) == 1;
             if class != h5t::H5T_class_t::H5T_INTEGER
                 && class != h5t::H5T_class_t::H5T_FLOAT
                 && !char1
             {
                 return Err(Error::Unsupported(format!("HDF5 type class {class:?}")));
             }
-            let elem = h5t::H5Tget_size(tid.0);
-            let big_endian = !char1 && h5t::H5Tget_order(tid.0) == h5t::H5T_order_t::H5T_ORDER_BE;
+            let elem = h5::H5Tget_size(tid.0);
+            let big_endian = !char1 && h5::H5Tget_order(tid.0) == h5t::H5T_order_t::H5T_ORDER_BE;
             let sid = Id(
-                check_id(h5d::H5Dget_space(did.0), "H5Dget_space")?,
-                h5s::H5Sclose,
+                check_id(h5::H5Dget_space(did.0), "H5Dget_space")?,
+                h5::H5Sclose,
             );
-            let rank = h5s::H5Sget_simple_extent_ndims(sid.0);
+            let rank = h5::H5Sget_simple_extent_ndims(sid.0);
             check(rank, "H5Sget_simple_extent_ndims")?;
             let mut shape = vec![0 as hsize_t; rank as usize];
             check(
-                h5s::H5Sget_simple_extent_dims(sid.0, shape.as_mut_ptr(), ptr::null_mut()),
+                h5::H5Sget_simple_extent_dims(sid.0, shape.as_mut_ptr(), ptr::null_mut()),
                 "H5Sget_simple_extent_dims",
             )?;
             let dcpl = Id(
-                check_id(h5d::H5Dget_create_plist(did.0), "H5Dget_create_plist")?,
-                h5p::H5Pclose,
+                check_id(h5::H5Dget_create_plist(did.0), "H5Dget_create_plist")?,
+                h5::H5Pclose,
             );
             let mut fill = vec![0u8; elem];
             // No fill value defined leaves zeros, HDF5's default fill. Strings have no
             // native type: their fill is read in the stored type.
             if char1 {
-                h5p::H5Pget_fill_value(dcpl.0, tid.0, fill.as_mut_ptr().cast::<c_void>());
+                h5::H5Pget_fill_value(dcpl.0, tid.0, fill.as_mut_ptr().cast::<c_void>());
             } else {
                 let ntid = Id(
                     check_id(
-                        h5t::H5Tget_native_type(tid.0, h5t::H5T_direction_t::H5T_DIR_DEFAULT),
+                        h5::H5Tget_native_type(tid.0, h5t::H5T_direction_t::H5T_DIR_DEFAULT),
                         "H5Tget_native_type",
                     )?,
-                    h5t::H5Tclose,
+                    h5::H5Tclose,
                 );
-                h5p::H5Pget_fill_value(dcpl.0, ntid.0, fill.as_mut_ptr().cast::<c_void>());
+                h5::H5Pget_fill_value(dcpl.0, ntid.0, fill.as_mut_ptr().cast::<c_void>());
             }
-            let layout = h5p::H5Pget_layout(dcpl.0);
+            let layout = h5::H5Pget_layout(dcpl.0);
             let kind = if char1 {
                 Kind::Char
             } else if class == h5t::H5T_class_t::H5T_FLOAT {
                 Kind::Float
             } else {
                 Kind::Int {
-                    signed: h5t::H5Tget_sign(tid.0) == h5t::H5T_sign_t::H5T_SGN_2,
+                    signed: h5::H5Tget_sign(tid.0) == h5t::H5T_sign_t::H5T_SGN_2,
                 }
             };
             let mut v = VarIndex::new(name, shape.clone(), elem, kind, big_endian, fill);
             match layout {
                 H5D_layout_t::H5D_CONTIGUOUS => {
                     v.contiguous = true;
-                    let addr = h5d::H5Dget_offset(did.0);
+                    let addr = h5::H5Dget_offset(did.0);
                     let n: u64 = shape.iter().product();
                     v.locs.push(Loc {
                         addr: if addr == HADDR_UNDEF { u64::MAX } else { addr },
@@ -204,7 +212,7 @@ impl H5File {
                 H5D_layout_t::H5D_CHUNKED => {
                     let mut chunk = vec![0 as hsize_t; rank as usize];
                     check(
-                        h5p::H5Pget_chunk(dcpl.0, rank, chunk.as_mut_ptr()),
+                        h5::H5Pget_chunk(dcpl.0, rank, chunk.as_mut_ptr()),
                         "H5Pget_chunk",
                     )?;
                     v.chunk = chunk;
@@ -225,7 +233,7 @@ impl Drop for H5File {
         let _g = hdf5_metno_sys::LOCK.lock();
         // SAFETY: the lock is held; `fid` is the valid file id opened by `open`, closed once.
         unsafe {
-            h5f::H5Fclose(self.fid);
+            h5::H5Fclose(self.fid);
         }
     }
 }
@@ -237,7 +245,7 @@ impl Drop for H5File {
 unsafe fn filters_of(dcpl: hid_t, elem: usize) -> Result<Vec<Filter>> {
     // SAFETY: as the function's contract; the buffers are as long as the lengths given.
     unsafe {
-        let n = h5p::H5Pget_nfilters(dcpl);
+        let n = h5::H5Pget_nfilters(dcpl);
         check(n, "H5Pget_nfilters")?;
         let mut out = Vec::new();
         for k in 0..n as c_uint {
@@ -246,7 +254,7 @@ unsafe fn filters_of(dcpl: hid_t, elem: usize) -> Result<Vec<Filter>> {
             let mut cd = [0 as c_uint; 8];
             let mut name = [0 as c_char; 64];
             let mut config: c_uint = 0;
-            let id = h5p::H5Pget_filter2(
+            let id = h5::H5Pget_filter2(
                 dcpl,
                 k,
                 &mut flags,
@@ -286,7 +294,7 @@ unsafe fn chunk_locs(did: hid_t, v: &VarIndex, by: IndexBy) -> Result<Vec<Loc>> 
                 for loc in locs.iter_mut() {
                     let off: Vec<hsize_t> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
                     let (mut mask, mut addr, mut size): (c_uint, haddr_t, hsize_t) = (0, 0, 0);
-                    let rc = h5d::H5Dget_chunk_info_by_coord(
+                    let rc = h5::H5Dget_chunk_info_by_coord(
                         did,
                         off.as_ptr(),
                         &mut mask,
@@ -304,17 +312,17 @@ unsafe fn chunk_locs(did: hid_t, v: &VarIndex, by: IndexBy) -> Result<Vec<Loc>> 
             IndexBy::Index => {
                 let mut n: hsize_t = 0;
                 let sid = Id(
-                    check_id(h5d::H5Dget_space(did), "H5Dget_space")?,
-                    h5s::H5Sclose,
+                    check_id(h5::H5Dget_space(did), "H5Dget_space")?,
+                    h5::H5Sclose,
                 );
                 check(
-                    h5d::H5Dget_num_chunks(did, sid.0, &mut n),
+                    h5::H5Dget_num_chunks(did, sid.0, &mut n),
                     "H5Dget_num_chunks",
                 )?;
                 let mut off = vec![0 as hsize_t; rank];
                 for i in 0..n {
                     let (mut mask, mut addr, mut size): (c_uint, haddr_t, hsize_t) = (0, 0, 0);
-                    let rc = h5d::H5Dget_chunk_info(
+                    let rc = h5::H5Dget_chunk_info(
                         did,
                         sid.0,
                         i,

@@ -13,6 +13,7 @@
 //! | [`write`] | chunks encoded in parallel and stored with HDF5's direct chunk write (`H5Dwrite_chunk`) into a file whose definitions libnetcdf made |
 //! | [`fuzzing`] | the input format of the chunk-decoder fuzz target (`fuzz/`) |
 //! | [`index`] | the system libhdf5: files opened for writing; chunk addresses through libhdf5 as a cross-check |
+//! | [`syslib`] | the system libnetcdf and its libhdf5, loaded the first time a file needs them (not linked) |
 #![deny(missing_docs)]
 
 pub mod file;
@@ -22,6 +23,7 @@ pub mod index;
 pub mod layout;
 pub mod locate;
 pub mod read;
+pub mod syslib;
 pub mod write;
 
 pub use file::File;

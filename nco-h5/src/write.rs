@@ -6,12 +6,13 @@
 
 use std::ffi::{c_void, CString};
 
-use hdf5_metno_sys::{h5d, h5p};
+use hdf5_metno_sys::h5p;
 use rayon::prelude::*;
 
 use crate::filters::{self, Filter};
 use crate::index::{odometer, H5File, IndexBy};
 use crate::layout::VarIndex;
+use crate::syslib::h5;
 use crate::{Error, Result};
 
 /// Chunks encoded per batch and thread before the batch is written (bounds memory to
@@ -84,12 +85,12 @@ impl H5File {
             // SAFETY: the HDF5 lock is held; the dataset id is checked and closed; `dims`
             // has the dataset's rank.
             unsafe {
-                let did = h5d::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT);
+                let did = h5::H5Dopen2(self.fid, c.as_ptr(), h5p::H5P_DEFAULT);
                 if did < 0 {
                     return Err(Error::Hdf5("H5Dopen2".into()));
                 }
-                let rc = h5d::H5Dset_extent(did, dims.as_ptr());
-                h5d::H5Dclose(did);
+                let rc = h5::H5Dset_extent(did, dims.as_ptr());
+                h5::H5Dclose(did);
                 if rc < 0 {
                     return Err(Error::Hdf5("H5Dset_extent".into()));
                 }
@@ -286,14 +287,14 @@ impl H5File {
         let close = |open: &mut Option<(usize, hdf5_metno_sys::h5i::hid_t)>| {
             if let Some((_, did)) = open.take() {
                 // SAFETY: `did` is a dataset id this loop opened and has not closed.
-                unsafe { h5d::H5Dclose(did) };
+                unsafe { h5::H5Dclose(did) };
             }
         };
         for (w, off, mask, buf) in items {
             if open.is_none_or(|(ow, _)| ow != w) {
                 close(&mut open);
                 // SAFETY: the HDF5 lock is held; the name is NUL-terminated.
-                let did = unsafe { h5d::H5Dopen2(self.fid, names[w].as_ptr(), h5p::H5P_DEFAULT) };
+                let did = unsafe { h5::H5Dopen2(self.fid, names[w].as_ptr(), h5p::H5P_DEFAULT) };
                 if did < 0 {
                     return Err((w, Error::Hdf5("H5Dopen2".into())));
                 }
@@ -304,7 +305,7 @@ impl H5File {
             // SAFETY: the HDF5 lock is held; `did` is open; the offset has the dataset's
             // rank and the buffer the length passed.
             let rc = unsafe {
-                h5d::H5Dwrite_chunk(
+                h5::H5Dwrite_chunk(
                     did,
                     h5p::H5P_DEFAULT,
                     mask,

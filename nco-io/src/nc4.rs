@@ -13,6 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use nco_h5::syslib::nc;
 use netcdf_sys as sys;
 
 use crate::error::{Error, Result};
@@ -26,7 +27,7 @@ pub struct NcStatus(pub i32);
 impl fmt::Display for NcStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // SAFETY: nc_strerror returns a pointer to a static NUL-terminated string.
-        let text = unsafe { CStr::from_ptr(sys::nc_strerror(self.0)) };
+        let text = unsafe { CStr::from_ptr(nc::nc_strerror(self.0)) };
         write!(f, "{} (netCDF error {})", text.to_string_lossy(), self.0)
     }
 }
@@ -230,11 +231,18 @@ thread_local! {
 /// before our one-line error.
 pub fn quiet_hdf5() {
     QUIET.with(|q| {
-        if !q.get() {
-            nco_h5::index::quiet();
+        if !q.get() && nco_h5::index::quiet() {
             q.set(true);
         }
     });
+}
+
+/// Load libnetcdf before the first call into it ([`nco_h5::syslib`]: it is not linked,
+/// so a run on classic files never loads it).
+///
+/// Errors: the library does not load; the message names `path`, the file that needs it.
+fn load_library(path: &str) -> Result<()> {
+    nco_h5::syslib::load().map_err(|e| Error::msg(format!("{path}: {e}")))
 }
 
 fn c_name(path: &str, s: &str) -> Result<CString> {
@@ -291,7 +299,7 @@ unsafe fn take_strings(mut ptrs: Vec<*mut c_char>) -> Vec<String> {
         })
         .collect();
     // SAFETY: the pointers came from libnetcdf (caller's contract).
-    unsafe { sys::nc_free_string(ptrs.len(), ptrs.as_mut_ptr()) };
+    unsafe { nc::nc_free_string(ptrs.len(), ptrs.as_mut_ptr()) };
     out
 }
 
@@ -313,19 +321,19 @@ unsafe fn get_att(ncid: c_int, varid: c_int, name: &CStr) -> Nc<Values> {
     let mut xtype = 0;
     let mut len = 0usize;
     // SAFETY: valid ids and out-pointers (caller's contract).
-    check(unsafe { sys::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) })?;
+    check(unsafe { nc::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) })?;
     let ty = NcType::from_code(xtype).ok_or(NcStatus(sys::NC_EBADTYPE))?;
     if ty == NcType::Str {
         let mut ptrs = vec![std::ptr::null_mut(); len];
         // SAFETY: room for `len` string pointers.
-        check(unsafe { sys::nc_get_att_string(ncid, varid, name.as_ptr(), ptrs.as_mut_ptr()) })?;
+        check(unsafe { nc::nc_get_att_string(ncid, varid, name.as_ptr(), ptrs.as_mut_ptr()) })?;
         // SAFETY: the pointers were just filled by libnetcdf.
         return Ok(Values::Str(unsafe { take_strings(ptrs) }));
     }
     let mut v = Values::zeros(ty, len);
     if len > 0 {
         // SAFETY: `v` holds `len` elements of the attribute's own type.
-        check(unsafe { sys::nc_get_att(ncid, varid, name.as_ptr(), data_ptr_mut(&mut v)) })?;
+        check(unsafe { nc::nc_get_att(ncid, varid, name.as_ptr(), data_ptr_mut(&mut v)) })?;
     }
     Ok(v)
 }
@@ -339,7 +347,7 @@ unsafe fn get_atts(ncid: c_int, varid: c_int, natts: c_int) -> Nc<Vec<Attr>> {
     for i in 0..natts {
         let mut b = name_buf();
         // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
-        check(unsafe { sys::nc_inq_attname(ncid, varid, i, b.as_mut_ptr()) })?;
+        check(unsafe { nc::nc_inq_attname(ncid, varid, i, b.as_mut_ptr()) })?;
         let name = from_buf(&b);
         // SAFETY: the name was NUL-terminated by libnetcdf.
         let value = unsafe { get_att(ncid, varid, CStr::from_ptr(b.as_ptr())) }?;
@@ -357,7 +365,7 @@ unsafe fn put_att(ncid: c_int, varid: c_int, name: &CStr, value: &Values) -> Nc<
         Values::Char(c) => {
             // SAFETY: `c` holds `c.len()` bytes.
             check(unsafe {
-                sys::nc_put_att_text(ncid, varid, name.as_ptr(), c.len(), c.as_ptr().cast())
+                nc::nc_put_att_text(ncid, varid, name.as_ptr(), c.len(), c.as_ptr().cast())
             })
         }
         Values::Str(s) => {
@@ -365,13 +373,13 @@ unsafe fn put_att(ncid: c_int, varid: c_int, name: &CStr, value: &Values) -> Nc<
             let mut ptrs: Vec<*const c_char> = cs.iter().map(|c| c.as_ptr()).collect();
             // SAFETY: `ptrs` holds `s.len()` NUL-terminated strings alive for the call.
             check(unsafe {
-                sys::nc_put_att_string(ncid, varid, name.as_ptr(), ptrs.len(), ptrs.as_mut_ptr())
+                nc::nc_put_att_string(ncid, varid, name.as_ptr(), ptrs.len(), ptrs.as_mut_ptr())
             })
         }
         v => {
             let ty = v.nc_type().code();
             // SAFETY: `v` holds `v.len()` elements of type `ty`.
-            check(unsafe { sys::nc_put_att(ncid, varid, name.as_ptr(), ty, v.len(), data_ptr(v)) })
+            check(unsafe { nc::nc_put_att(ncid, varid, name.as_ptr(), ty, v.len(), data_ptr(v)) })
         }
     }
 }
@@ -449,7 +457,7 @@ impl Handle {
     fn close(self) {
         let _g = lock();
         // SAFETY: the file is open; the handle is consumed.
-        unsafe { sys::nc_close(self.ncid) };
+        unsafe { nc::nc_close(self.ncid) };
     }
 }
 
@@ -480,28 +488,26 @@ impl Walk {
         let (dimids, unlim, varids, natts) = if nc4 {
             let mut n = 0;
             // SAFETY: valid group id; the first call counts, the second fills.
-            check(unsafe { sys::nc_inq_dimids(gid, &mut n, std::ptr::null_mut(), 0) })
+            check(unsafe { nc::nc_inq_dimids(gid, &mut n, std::ptr::null_mut(), 0) })
                 .map_err(ne)?;
             let mut dimids = vec![0; n as usize];
-            check(unsafe { sys::nc_inq_dimids(gid, &mut n, dimids.as_mut_ptr(), 0) })
-                .map_err(ne)?;
+            check(unsafe { nc::nc_inq_dimids(gid, &mut n, dimids.as_mut_ptr(), 0) }).map_err(ne)?;
             let mut nu = 0;
-            check(unsafe { sys::nc_inq_unlimdims(gid, &mut nu, std::ptr::null_mut()) })
+            check(unsafe { nc::nc_inq_unlimdims(gid, &mut nu, std::ptr::null_mut()) })
                 .map_err(ne)?;
             let mut unlim = vec![0; nu as usize];
-            check(unsafe { sys::nc_inq_unlimdims(gid, &mut nu, unlim.as_mut_ptr()) })
-                .map_err(ne)?;
+            check(unsafe { nc::nc_inq_unlimdims(gid, &mut nu, unlim.as_mut_ptr()) }).map_err(ne)?;
             let mut nv = 0;
-            check(unsafe { sys::nc_inq_varids(gid, &mut nv, std::ptr::null_mut()) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_varids(gid, &mut nv, std::ptr::null_mut()) }).map_err(ne)?;
             let mut varids = vec![0; nv as usize];
-            check(unsafe { sys::nc_inq_varids(gid, &mut nv, varids.as_mut_ptr()) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_varids(gid, &mut nv, varids.as_mut_ptr()) }).map_err(ne)?;
             let mut na = 0;
-            check(unsafe { sys::nc_inq_natts(gid, &mut na) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_natts(gid, &mut na) }).map_err(ne)?;
             (dimids, unlim, varids, na)
         } else {
             let (mut nd, mut nv, mut na, mut ul) = (0, 0, 0, -1);
             // SAFETY: valid file id and out-pointers.
-            check(unsafe { sys::nc_inq(gid, &mut nd, &mut nv, &mut na, &mut ul) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq(gid, &mut nd, &mut nv, &mut na, &mut ul) }).map_err(ne)?;
             let unlim = if ul >= 0 { vec![ul] } else { Vec::new() };
             ((0..nd).collect(), unlim, (0..nv).collect(), na)
         };
@@ -509,7 +515,7 @@ impl Walk {
             let mut b = name_buf();
             let mut len = 0usize;
             // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
-            check(unsafe { sys::nc_inq_dim(gid, id, b.as_mut_ptr(), &mut len) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_dim(gid, id, b.as_mut_ptr(), &mut len) }).map_err(ne)?;
             self.dim_of.insert(id, self.meta.dims.len());
             self.meta.dims.push(Dim {
                 name: from_buf(&b),
@@ -528,13 +534,13 @@ impl Walk {
         if nc4 {
             let mut n = 0;
             // SAFETY: the first call counts, the second fills.
-            check(unsafe { sys::nc_inq_grps(gid, &mut n, std::ptr::null_mut()) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_grps(gid, &mut n, std::ptr::null_mut()) }).map_err(ne)?;
             let mut subs = vec![0; n as usize];
-            check(unsafe { sys::nc_inq_grps(gid, &mut n, subs.as_mut_ptr()) }).map_err(ne)?;
+            check(unsafe { nc::nc_inq_grps(gid, &mut n, subs.as_mut_ptr()) }).map_err(ne)?;
             for sub in subs {
                 let mut b = name_buf();
                 // SAFETY: the buffer holds NC_MAX_NAME + 1 bytes.
-                check(unsafe { sys::nc_inq_grpname(sub, b.as_mut_ptr()) }).map_err(ne)?;
+                check(unsafe { nc::nc_inq_grpname(sub, b.as_mut_ptr()) }).map_err(ne)?;
                 self.meta.groups.push(crate::model::Group {
                     name: from_buf(&b),
                     parent: Some(g),
@@ -565,7 +571,7 @@ impl Walk {
         let (mut xtype, mut ndims, mut natts) = (0, 0, 0);
         // SAFETY: a first call for the rank, then one with room for the dimension ids.
         check(unsafe {
-            sys::nc_inq_var(
+            nc::nc_inq_var(
                 gid,
                 vid,
                 b.as_mut_ptr(),
@@ -579,7 +585,7 @@ impl Walk {
         let name = from_buf(&b);
         let ve = |rc: NcStatus| Error::netcdf(path, Some(&name), rc);
         let mut dimids = vec![0; ndims as usize];
-        check(unsafe { sys::nc_inq_vardimid(gid, vid, dimids.as_mut_ptr()) }).map_err(ve)?;
+        check(unsafe { nc::nc_inq_vardimid(gid, vid, dimids.as_mut_ptr()) }).map_err(ve)?;
         let ty = NcType::from_code(xtype).ok_or_else(|| {
             Error::var(
                 &name,
@@ -606,7 +612,7 @@ impl Walk {
             let mut kind = 0;
             let mut sizes = vec![0usize; ndims as usize];
             // SAFETY: room for one chunk size per dimension.
-            check(unsafe { sys::nc_inq_var_chunking(gid, vid, &mut kind, sizes.as_mut_ptr()) })
+            check(unsafe { nc::nc_inq_var_chunking(gid, vid, &mut kind, sizes.as_mut_ptr()) })
                 .map_err(ve)?;
             if kind == sys::NC_CHUNKED {
                 storage.chunks = Some(sizes);
@@ -614,7 +620,7 @@ impl Walk {
             let (mut shuffle, mut deflate, mut level) = (0, 0, 0);
             // SAFETY: valid ids and out-pointers.
             check(unsafe {
-                sys::nc_inq_var_deflate(gid, vid, &mut shuffle, &mut deflate, &mut level)
+                nc::nc_inq_var_deflate(gid, vid, &mut shuffle, &mut deflate, &mut level)
             })
             .map_err(ve)?;
             storage.shuffle = shuffle != 0;
@@ -641,11 +647,12 @@ impl LibReader {
         // The name in messages (libnetcdf takes `file`'s bytes as they are).
         let path = &file.display().to_string();
         let c = c_path(file)?;
+        load_library(path)?;
         let _g = lock();
         let mut ncid = 0;
         // SAFETY: the lock is held; `c` outlives the call.
         let mut open = || {
-            check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) })
+            check(unsafe { nc::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) })
                 .map_err(|e| Error::netcdf(path, None, e))
         };
         let remote = crate::dataset::is_url(file);
@@ -670,7 +677,7 @@ impl LibReader {
         };
         let mut fmt = 0;
         // SAFETY: the file is open.
-        check(unsafe { sys::nc_inq_format(ncid, &mut fmt) })
+        check(unsafe { nc::nc_inq_format(ncid, &mut fmt) })
             .map_err(|e| Error::netcdf(path, None, e))?;
         let mut walk = Walk {
             meta: Meta::new(format_of(fmt)),
@@ -726,7 +733,7 @@ impl LibReader {
             let _g = lock();
             let mut ncid = 0;
             // SAFETY: the lock is held; `c` outlives the call.
-            check(unsafe { sys::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) }).map_err(ne)?;
+            check(unsafe { nc::nc_open(c.as_ptr(), sys::NC_NOWRITE, &mut ncid) }).map_err(ne)?;
             let mut handle = Handle {
                 ncid,
                 gids: vec![ncid],
@@ -736,7 +743,7 @@ impl LibReader {
                 let mut gid = 0;
                 let parent = handle.gids[grp.parent.unwrap_or(0)];
                 // SAFETY: `parent` is an open group (parents come first).
-                let rc = unsafe { sys::nc_inq_grp_ncid(parent, name.as_ptr(), &mut gid) };
+                let rc = unsafe { nc::nc_inq_grp_ncid(parent, name.as_ptr(), &mut gid) };
                 if let Err(e) = check(rc) {
                     handle.close();
                     return Err(ne(e));
@@ -812,7 +819,7 @@ impl LibReader {
             }
             let mut e = 0;
             // SAFETY: the lock is held; `gids[g]` is open and holds variable `varid`.
-            let rc = unsafe { sys::nc_inq_var_endian(h.gids[g], varid, &mut e) };
+            let rc = unsafe { nc::nc_inq_var_endian(h.gids[g], varid, &mut e) };
             order.push(check(rc).ok().map(|()| {
                 if e == sys::NC_ENDIAN_BIG {
                     "big"
@@ -1056,7 +1063,7 @@ unsafe fn get_slab(
         let mut ptrs: Vec<*mut c_char> = vec![std::ptr::null_mut(); m];
         // SAFETY: room for `m` string pointers.
         check(unsafe {
-            sys::nc_get_vars(
+            nc::nc_get_vars(
                 gid,
                 vid,
                 start.as_ptr(),
@@ -1071,7 +1078,7 @@ unsafe fn get_slab(
     let mut out = Values::zeros(ty, m);
     // SAFETY: `out` holds `m` elements of the variable's own type.
     check(unsafe {
-        sys::nc_get_vars(
+        nc::nc_get_vars(
             gid,
             vid,
             start.as_ptr(),
@@ -1171,7 +1178,7 @@ impl Drop for LibWriter {
         if self.open {
             let _g = lock();
             // SAFETY: the file is open (a failed run: the caller removes it).
-            unsafe { sys::nc_close(self.ncid) };
+            unsafe { nc::nc_close(self.ncid) };
         }
     }
 }
@@ -1202,11 +1209,12 @@ impl LibWriter {
             )));
         }
         let c = c_path(file)?;
+        load_library(path)?;
         let ne = |e: NcStatus| Error::netcdf(path, None, e);
         let _g = lock();
         let mut ncid = 0;
         // SAFETY: the lock is held; `c` outlives the call.
-        check(unsafe { sys::nc_create(c.as_ptr(), cmode, &mut ncid) }).map_err(ne)?;
+        check(unsafe { nc::nc_create(c.as_ptr(), cmode, &mut ncid) }).map_err(ne)?;
         let mut w = LibWriter {
             path: path.to_string(),
             ncid,
@@ -1219,7 +1227,7 @@ impl LibWriter {
             let name = c_name(path, &grp.name)?;
             let parent = gids[grp.parent.unwrap_or(0)];
             // SAFETY: `parent` is a group of this file, defined before its subgroups.
-            check(unsafe { sys::nc_def_grp(parent, name.as_ptr(), &mut gids[g]) }).map_err(ne)?;
+            check(unsafe { nc::nc_def_grp(parent, name.as_ptr(), &mut gids[g]) }).map_err(ne)?;
         }
         let mut dimids = vec![0; meta.dims.len()];
         for (i, d) in meta.dims.iter().enumerate() {
@@ -1230,7 +1238,7 @@ impl LibWriter {
                 d.len
             };
             // SAFETY: a group of this file in define mode.
-            check(unsafe { sys::nc_def_dim(gids[d.group], name.as_ptr(), len, &mut dimids[i]) })
+            check(unsafe { nc::nc_def_dim(gids[d.group], name.as_ptr(), len, &mut dimids[i]) })
                 .map_err(ne)?;
         }
         for (g, &gid) in gids.iter().enumerate() {
@@ -1245,7 +1253,7 @@ impl LibWriter {
             w.loc.push((gid, vid));
         }
         // SAFETY: the file is open in define mode.
-        check(unsafe { sys::nc_enddef(ncid) }).map_err(ne)?;
+        check(unsafe { nc::nc_enddef(ncid) }).map_err(ne)?;
         Ok(w)
     }
 
@@ -1261,7 +1269,7 @@ impl LibWriter {
         let mut vid = 0;
         // SAFETY: the lock is held (by `create`); ids are this file's.
         check(unsafe {
-            sys::nc_def_var(
+            nc::nc_def_var(
                 gid,
                 name.as_ptr(),
                 v.ty.code(),
@@ -1290,14 +1298,14 @@ impl LibWriter {
                 .and_then(|c| crate::chunking::fit(c, meta, v))
             {
                 // SAFETY: one chunk size per dimension.
-                check(unsafe { sys::nc_def_var_chunking(gid, vid, sys::NC_CHUNKED, ch.as_ptr()) })
+                check(unsafe { nc::nc_def_var_chunking(gid, vid, sys::NC_CHUNKED, ch.as_ptr()) })
                     .map_err(ve)?;
             }
             let level = v.storage.deflate.filter(|&l| l > 0);
             if level.is_some() || v.storage.shuffle {
                 // SAFETY: valid ids.
                 check(unsafe {
-                    sys::nc_def_var_deflate(
+                    nc::nc_def_var_deflate(
                         gid,
                         vid,
                         c_int::from(v.storage.shuffle),
@@ -1315,7 +1323,7 @@ impl LibWriter {
             // SAFETY: every variable of the output is written in full by the operator
             // before the file is closed (the writer's contract), so no unwritten cell
             // is ever read back.
-            check(unsafe { sys::nc_def_var_fill(gid, vid, sys::NC_NOFILL, std::ptr::null()) })
+            check(unsafe { nc::nc_def_var_fill(gid, vid, sys::NC_NOFILL, std::ptr::null()) })
                 .map_err(ve)?;
         }
         Ok((gid, vid))
@@ -1357,7 +1365,7 @@ impl LibWriter {
             let ptrs: Vec<*const c_char> = cs.iter().map(|c| c.as_ptr()).collect();
             // SAFETY: the lock is held; `ptrs` holds the product of `count` strings.
             unsafe {
-                sys::nc_put_vara(
+                nc::nc_put_vara(
                     gid,
                     vid,
                     start.as_ptr(),
@@ -1368,7 +1376,7 @@ impl LibWriter {
         } else {
             // SAFETY: the lock is held; `values` holds the product of `count` elements
             // of the variable's type (OutFile converts before calling).
-            unsafe { sys::nc_put_vara(gid, vid, start.as_ptr(), count.as_ptr(), data_ptr(values)) }
+            unsafe { nc::nc_put_vara(gid, vid, start.as_ptr(), count.as_ptr(), data_ptr(values)) }
         };
         check(rc).map_err(|e| write_error(&self.path, Some(&v.name), e))
     }
@@ -1378,7 +1386,7 @@ impl LibWriter {
         self.open = false;
         let _g = lock();
         // SAFETY: the file is open; it is not used again.
-        check(unsafe { sys::nc_close(self.ncid) }).map_err(|e| write_error(&self.path, None, e))
+        check(unsafe { nc::nc_close(self.ncid) }).map_err(|e| write_error(&self.path, None, e))
     }
 }
 
@@ -1424,8 +1432,11 @@ fn write_error(path: &str, var: Option<&str>, e: NcStatus) -> Error {
 /// The netCDF library in use, as `nc_inq_libvers` words it (`4.9.0 of Aug  7 2022
 /// 23:41:41 $`, the trailing `$` removed).
 pub fn netcdf_version() -> String {
+    if let Err(e) = nco_h5::syslib::load() {
+        return format!("not available: {e}");
+    }
     // SAFETY: nc_inq_libvers returns a pointer to a static NUL-terminated string.
-    let p = unsafe { netcdf_sys::nc_inq_libvers() };
+    let p = unsafe { nc::nc_inq_libvers() };
     if p.is_null() {
         return "unknown".to_string();
     }
@@ -1434,21 +1445,16 @@ pub fn netcdf_version() -> String {
     s.trim().trim_end_matches('$').trim().to_string()
 }
 
-/// The HDF5 library libnetcdf is linked to (`1.10.8`), `None` when none is loaded. It is
-/// found by name among the loaded libraries (`H5get_libversion`, loaded with libnetcdf):
-/// nco-rs does not link HDF5 itself.
+/// The HDF5 library libnetcdf is linked to (`1.10.8`), `None` while libnetcdf is not
+/// loaded ([`nco_h5::syslib`]; nco-rs links neither library).
 pub fn hdf5_version() -> Option<String> {
-    type GetVersion = unsafe extern "C" fn(*mut u32, *mut u32, *mut u32) -> i32;
-    // SAFETY: dlsym with RTLD_DEFAULT looks a symbol up in the loaded libraries.
-    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"H5get_libversion".as_ptr()) };
-    if sym.is_null() {
+    if !nco_h5::syslib::is_loaded() {
         return None;
     }
-    // SAFETY: H5get_libversion has this signature in every HDF5 release.
-    let f: GetVersion = unsafe { std::mem::transmute::<*mut libc::c_void, GetVersion>(sym) };
     let (mut a, mut b, mut c) = (0u32, 0u32, 0u32);
     // SAFETY: the three pointers are to our own integers.
-    (unsafe { f(&mut a, &mut b, &mut c) } >= 0).then(|| format!("{a}.{b}.{c}"))
+    (unsafe { nco_h5::syslib::h5::H5get_libversion(&mut a, &mut b, &mut c) } >= 0)
+        .then(|| format!("{a}.{b}.{c}"))
 }
 
 #[cfg(test)]

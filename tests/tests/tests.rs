@@ -50,5 +50,6 @@ mod print_options;
 mod printing;
 mod quantize;
 mod selection;
+mod startup;
 mod stations;
 mod times;

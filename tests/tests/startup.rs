@@ -1,0 +1,143 @@
+//! libnetcdf (and the libhdf5 it links) is loaded the first time a file needs it, not
+//! linked (nco-h5's `syslib`): a run on netCDF3 files never maps the 46 libraries and
+//! their constructors, and a system without a loadable libnetcdf still runs on netCDF3
+//! files and says in one line why a netCDF-4 file cannot be read.
+
+use nco_tests::{bin, fixture, fixture_nc4, is_nco, nco, Cmd, Scratch};
+
+/// Our operator with our own netCDF3 reader and writer (whatever the environment says:
+/// `.ci/run` runs the suite a second time with every read through libnetcdf).
+fn own_io(op: &str) -> Cmd {
+    nco(op)
+        .env("NCO_RS_NO_MMAP", "0")
+        .env("NCO_RS_LIB_WRITE", "0")
+}
+
+/// The libraries an executable names as NEEDED (`objdump -p`, binutils).
+fn needed(exe: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("objdump")
+        .arg("-p")
+        .arg(exe)
+        .output()
+        .expect("objdump (binutils) runs");
+    assert!(out.status.success(), "objdump -p {}", exe.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("NEEDED"))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn operators_do_not_link_libnetcdf_or_libhdf5() {
+    if is_nco() {
+        return; // NCO links them; this is a property of our build
+    }
+    for op in [
+        "ncks", "ncra", "ncrcat", "nces", "ncecat", "ncwa", "ncbo", "ncap2", "ncpdq", "ncatted",
+        "ncrename", "ncflint",
+    ] {
+        let libs = needed(&bin(op));
+        assert!(
+            libs.iter().any(|l| l.starts_with("libc.so")),
+            "{op}: {libs:?}"
+        );
+        assert!(
+            !libs
+                .iter()
+                .any(|l| l.contains("netcdf") || l.contains("hdf5")),
+            "{op} links {libs:?}"
+        );
+    }
+}
+
+/// A netCDF3 run does not load libnetcdf; a netCDF-4 input does. The dynamic loader's
+/// own report (`LD_DEBUG=files`, every object it opens, on standard error) tells.
+#[test]
+fn netcdf3_runs_never_load_libnetcdf() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let out = s.path("one.nc");
+    let r = own_io("ncks")
+        .env("LD_DEBUG", "files")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture())
+        .arg(&out)
+        .succeeds();
+    assert!(std::path::Path::new(&out).exists());
+    assert!(
+        r.stderr.contains("libc.so"),
+        "LD_DEBUG reported nothing: {}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("libnetcdf"),
+        "libnetcdf loaded for a netCDF3 run"
+    );
+    // A netCDF-4 input loads it.
+    let r = nco("ncks")
+        .env("LD_DEBUG", "files")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture_nc4())
+        .arg(&out)
+        .succeeds();
+    assert!(
+        r.stderr.contains("libnetcdf"),
+        "netCDF-4 input without libnetcdf?"
+    );
+}
+
+/// `NCO_RS_LIBNETCDF` naming a library that is not there: it is tried first and named
+/// in the one-line error when the others fail too; here the build's soname loads next,
+/// so the run succeeds. A library that loads but lacks libnetcdf's functions (libm) is
+/// refused with a message naming the missing function, exit 1, no output.
+#[test]
+fn an_unusable_libnetcdf_is_one_line_naming_it() {
+    if is_nco() {
+        return;
+    }
+    let s = Scratch::new();
+    let out = s.path("o.nc");
+    nco("ncks")
+        .env("NCO_RS_LIBNETCDF", "/nonexistent/libnetcdf.so.99")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture_nc4())
+        .arg(&out)
+        .succeeds();
+    std::fs::remove_file(&out).expect("the output of the run above");
+    let r = nco("ncks")
+        .env("NCO_RS_LIBNETCDF", "libm.so.6")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture_nc4())
+        .arg(&out)
+        .fails_with_code(1);
+    let err = r.stderr.trim();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("libm.so.6") && err.contains("nc_close"),
+        "{err}"
+    );
+    assert!(err.contains(&*fixture_nc4().to_string_lossy()), "{err}");
+    assert!(!std::path::Path::new(&out).exists());
+    // The same library choice does not matter to netCDF3 files read and written by
+    // our own engine; through libnetcdf it is the same one-line error.
+    own_io("ncks")
+        .env("NCO_RS_LIBNETCDF", "libm.so.6")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture())
+        .arg(&out)
+        .succeeds();
+    std::fs::remove_file(&out).expect("the output of the run above");
+    let r = nco("ncks")
+        .env("NCO_RS_NO_MMAP", "1")
+        .env("NCO_RS_LIBNETCDF", "libm.so.6")
+        .args(["-O", "-v", "lat"])
+        .arg(fixture())
+        .arg(&out)
+        .fails_with_code(1);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("libm.so.6"), "{}", r.stderr);
+    assert!(!std::path::Path::new(&out).exists());
+}
