@@ -18,8 +18,8 @@
 //! and call through the tables. Callers still hold the libraries' process-wide lock
 //! (`hdf5_metno_sys::LOCK`) around every call, as before.
 //!
-//! Which library: `NCO_RS_LIBNETCDF` (a file name or path) when set, else the soname the
-//! build found (`libnetcdf.so.19` on Debian 12; see `build.rs`), else `libnetcdf.so`.
+//! Which library: `NCO_RS_LIBNETCDF` (a file name or path) when set, and then only that
+//! one, else the soname the build found (`libnetcdf.so.19` on Debian 12; see `build.rs`), else `libnetcdf.so`.
 //! When none loads, the first netCDF-4 file fails with one line naming the library and
 //! the loader's reason ([`load`]).
 
@@ -47,16 +47,16 @@ struct Libraries {
 
 static LOADED: OnceLock<Result<Libraries, String>> = OnceLock::new();
 
-/// The library names tried, in order.
+/// The library names tried, in order: only the one `NCO_RS_LIBNETCDF` names when it is
+/// set (a library the user chose that does not load is an error, not a quiet fallback),
+/// else the build's soname and then `libnetcdf.so`.
 fn candidates() -> Vec<String> {
-    let mut names = Vec::new();
     if let Some(v) = std::env::var_os("NCO_RS_LIBNETCDF").filter(|v| !v.is_empty()) {
-        names.push(v.to_string_lossy().into_owned());
+        return vec![v.to_string_lossy().into_owned()];
     }
-    for n in [BUILD_SONAME, "libnetcdf.so"] {
-        if !names.iter().any(|m| m == n) {
-            names.push(n.to_string());
-        }
+    let mut names = vec![BUILD_SONAME.to_string()];
+    if BUILD_SONAME != "libnetcdf.so" {
+        names.push("libnetcdf.so".to_string());
     }
     names
 }
@@ -88,7 +88,7 @@ fn open_libraries() -> Result<Libraries, String> {
         }
     }
     Err(format!(
-        "libnetcdf could not be loaded ({}); netCDF-4 files and DAP URLs need it (Debian: apt-get install libnetcdf19; NCO_RS_LIBNETCDF names another)",
+        "libnetcdf could not be loaded ({}); netCDF-4 files and DAP URLs need it (Debian: apt-get install libnetcdf19; NCO_RS_LIBNETCDF names the library to load)",
         reasons.join("; ")
     ))
 }

@@ -89,10 +89,9 @@ fn netcdf3_runs_never_load_libnetcdf() {
     );
 }
 
-/// `NCO_RS_LIBNETCDF` naming a library that is not there: it is tried first and named
-/// in the one-line error when the others fail too; here the build's soname loads next,
-/// so the run succeeds. A library that loads but lacks libnetcdf's functions (libm) is
-/// refused with a message naming the missing function, exit 1, no output.
+/// `NCO_RS_LIBNETCDF` naming a library that is not there, or one that loads but lacks
+/// libnetcdf's functions (libm): a one-line error naming it (and the missing function),
+/// exit 1, no output; no quiet fallback to the system's library.
 #[test]
 fn an_unusable_libnetcdf_is_one_line_naming_it() {
     if is_nco() {
@@ -100,13 +99,16 @@ fn an_unusable_libnetcdf_is_one_line_naming_it() {
     }
     let s = Scratch::new();
     let out = s.path("o.nc");
-    nco("ncks")
+    let r = nco("ncks")
         .env("NCO_RS_LIBNETCDF", "/nonexistent/libnetcdf.so.99")
         .args(["-O", "-v", "lat"])
         .arg(fixture_nc4())
         .arg(&out)
-        .succeeds();
-    std::fs::remove_file(&out).expect("the output of the run above");
+        .fails_with_code(1);
+    let err = r.stderr.trim();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/libnetcdf.so.99"), "{err}");
+    assert!(!std::path::Path::new(&out).exists());
     let r = nco("ncks")
         .env("NCO_RS_LIBNETCDF", "libm.so.6")
         .args(["-O", "-v", "lat"])
