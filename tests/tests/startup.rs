@@ -13,6 +13,23 @@ fn own_io(op: &str) -> Cmd {
         .env("NCO_RS_LIB_WRITE", "0")
 }
 
+/// `cmd -O -v lat INPUT OUT`: the smallest extraction.
+fn extract(cmd: Cmd, input: &std::path::Path, out: &std::path::Path) -> Cmd {
+    cmd.args(["-O", "-v", "lat"]).arg(input).arg(out)
+}
+
+/// `cmd` fails with exit 1, one line naming every one of `needles`, and no `out`.
+#[track_caller]
+fn refused(cmd: Cmd, needles: &[&str], out: &std::path::Path) {
+    let r = cmd.fails_with_code(1);
+    let err = r.stderr.trim();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n} not in: {err}");
+    }
+    assert!(!out.exists(), "{} written", out.display());
+}
+
 /// The libraries an executable names as NEEDED (`objdump -p`, binutils).
 fn needed(exe: &std::path::Path) -> Vec<String> {
     let out = std::process::Command::new("objdump")
@@ -60,12 +77,7 @@ fn netcdf3_runs_never_load_libnetcdf() {
     }
     let s = Scratch::new();
     let out = s.path("one.nc");
-    let r = own_io("ncks")
-        .env("LD_DEBUG", "files")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture())
-        .arg(&out)
-        .succeeds();
+    let r = extract(own_io("ncks").env("LD_DEBUG", "files"), fixture(), &out).succeeds();
     assert!(std::path::Path::new(&out).exists());
     assert!(
         r.stderr.contains("libc.so"),
@@ -77,12 +89,7 @@ fn netcdf3_runs_never_load_libnetcdf() {
         "libnetcdf loaded for a netCDF3 run"
     );
     // A netCDF-4 input loads it.
-    let r = nco("ncks")
-        .env("LD_DEBUG", "files")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture_nc4())
-        .arg(&out)
-        .succeeds();
+    let r = extract(nco("ncks").env("LD_DEBUG", "files"), fixture_nc4(), &out).succeeds();
     assert!(
         r.stderr.contains("libnetcdf"),
         "netCDF-4 input without libnetcdf?"
@@ -99,47 +106,38 @@ fn an_unusable_libnetcdf_is_one_line_naming_it() {
     }
     let s = Scratch::new();
     let out = s.path("o.nc");
-    let r = nco("ncks")
-        .env("NCO_RS_LIBNETCDF", "/nonexistent/libnetcdf.so.99")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture_nc4())
-        .arg(&out)
-        .fails_with_code(1);
-    let err = r.stderr.trim();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("/nonexistent/libnetcdf.so.99"), "{err}");
-    assert!(!std::path::Path::new(&out).exists());
-    let r = nco("ncks")
-        .env("NCO_RS_LIBNETCDF", "libm.so.6")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture_nc4())
-        .arg(&out)
-        .fails_with_code(1);
-    let err = r.stderr.trim();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("libm.so.6") && err.contains("nc_close"),
-        "{err}"
+    let with_lib = |lib: &str| nco("ncks").env("NCO_RS_LIBNETCDF", lib);
+    let nc4 = fixture_nc4().to_string_lossy().into_owned();
+    refused(
+        extract(
+            with_lib("/nonexistent/libnetcdf.so.99"),
+            fixture_nc4(),
+            &out,
+        ),
+        &["/nonexistent/libnetcdf.so.99", &nc4],
+        &out,
     );
-    assert!(err.contains(&*fixture_nc4().to_string_lossy()), "{err}");
-    assert!(!std::path::Path::new(&out).exists());
+    refused(
+        extract(with_lib("libm.so.6"), fixture_nc4(), &out),
+        &["libm.so.6", "nc_close", &nc4],
+        &out,
+    );
     // The same library choice does not matter to netCDF3 files read and written by
     // our own engine; through libnetcdf it is the same one-line error.
-    own_io("ncks")
-        .env("NCO_RS_LIBNETCDF", "libm.so.6")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture())
-        .arg(&out)
-        .succeeds();
+    extract(
+        own_io("ncks").env("NCO_RS_LIBNETCDF", "libm.so.6"),
+        fixture(),
+        &out,
+    )
+    .succeeds();
     std::fs::remove_file(&out).expect("the output of the run above");
-    let r = nco("ncks")
-        .env("NCO_RS_NO_MMAP", "1")
-        .env("NCO_RS_LIBNETCDF", "libm.so.6")
-        .args(["-O", "-v", "lat"])
-        .arg(fixture())
-        .arg(&out)
-        .fails_with_code(1);
-    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
-    assert!(r.stderr.contains("libm.so.6"), "{}", r.stderr);
-    assert!(!std::path::Path::new(&out).exists());
+    refused(
+        extract(
+            with_lib("libm.so.6").env("NCO_RS_NO_MMAP", "1"),
+            fixture(),
+            &out,
+        ),
+        &["libm.so.6"],
+        &out,
+    );
 }
