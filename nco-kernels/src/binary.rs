@@ -192,16 +192,18 @@ pub fn apply_same_float(
     }
 }
 
-/// Element-wise `a op b` in exact 64-bit integer arithmetic, when both operands are
-/// NC_INT64 or both NC_UINT64 of one length: double precision cannot hold their values
-/// past 2^53, and NCO 5.1.4 computes them in their own type. Missing where either
+/// Element-wise `a op b` in exact integer arithmetic of the operands' own type, when
+/// both are of one integer type and one length: double precision cannot hold the
+/// 64-bit types' values past 2^53, nor the products of 32-bit ones (2000000001^2 needs
+/// 62 bits), and NCO 5.1.4 computes integers in their own type, so its wrapped
+/// results are exact modulo the type's width. Missing where either
 /// operand equals its fill value (`a_fill`, `b_fill`: the `_FillValue` attributes'
 /// values, exact), the result's missing value `out_fill` (the type's default when
 /// `None`). Results past the type's range wrap around as C's (NCO's) do, counted in
 /// the returned [`crate::cast::Casts`]; division truncates toward zero, and a zero
 /// divisor gives the missing value, counted (NCO 5.1.4 stops with SIGFPE there).
 /// `None` when the path does not apply.
-pub fn apply_same_int64(
+pub fn apply_same_int(
     op: BinOp,
     a: &crate::types::Values,
     a_fill: Option<&crate::types::Values>,
@@ -260,6 +262,24 @@ pub fn apply_same_int64(
     }
     let fills = [a_fill, b_fill, out_fill];
     match (a, b) {
+        (Values::Byte(x), Values::Byte(y)) => {
+            run(x, y, fills, step!(i8)).map(|(v, z, c)| (Values::Byte(v), z, c))
+        }
+        (Values::UByte(x), Values::UByte(y)) => {
+            run(x, y, fills, step!(u8)).map(|(v, z, c)| (Values::UByte(v), z, c))
+        }
+        (Values::Short(x), Values::Short(y)) => {
+            run(x, y, fills, step!(i16)).map(|(v, z, c)| (Values::Short(v), z, c))
+        }
+        (Values::UShort(x), Values::UShort(y)) => {
+            run(x, y, fills, step!(u16)).map(|(v, z, c)| (Values::UShort(v), z, c))
+        }
+        (Values::Int(x), Values::Int(y)) => {
+            run(x, y, fills, step!(i32)).map(|(v, z, c)| (Values::Int(v), z, c))
+        }
+        (Values::UInt(x), Values::UInt(y)) => {
+            run(x, y, fills, step!(u32)).map(|(v, z, c)| (Values::UInt(v), z, c))
+        }
         (Values::Int64(x), Values::Int64(y)) => {
             run(x, y, fills, step!(i64)).map(|(v, z, c)| (Values::Int64(v), z, c))
         }
@@ -398,13 +418,13 @@ mod tests {
         let b = Values::Int64(vec![0, 1, -5, -2]);
         let fill = Values::Int64(vec![-5]);
         let (r, zero, casts) =
-            apply_same_int64(BinOp::Sub, &a, Some(&fill), &b, None, Some(&fill)).unwrap();
+            apply_same_int(BinOp::Sub, &a, Some(&fill), &b, None, Some(&fill)).unwrap();
         assert!(
             matches!(r, Values::Int64(ref v) if v == &[9_007_199_254_740_993, 123_456_789_012_345_678, -5, 9])
         );
         assert_eq!((zero, casts.wrapped), (0, 0));
         // A zero divisor is missing (counted), the others exact.
-        let (r, zero, _) = apply_same_int64(BinOp::Div, &a, None, &b, None, None).unwrap();
+        let (r, zero, _) = apply_same_int(BinOp::Div, &a, None, &b, None, None).unwrap();
         assert!(
             matches!(r, Values::Int64(ref v) if v == &[i64::DEFAULT_FILL, 123_456_789_012_345_679, 1, -3])
         );
@@ -412,11 +432,11 @@ mod tests {
         // Overflow wraps, as C's does, counted.
         let big = Values::Int64(vec![i64::MAX, 9_007_199_254_740_993]);
         let one = Values::Int64(vec![1, 2]);
-        let (r, _, casts) = apply_same_int64(BinOp::Add, &big, None, &one, None, None).unwrap();
+        let (r, _, casts) = apply_same_int(BinOp::Add, &big, None, &one, None, None).unwrap();
         assert!(matches!(r, Values::Int64(ref v) if v == &[i64::MIN, 9_007_199_254_740_995]));
         assert_eq!(casts.wrapped, 1);
         let u = Values::UInt64(vec![u64::MAX, 7]);
-        let (r, _, _) = apply_same_int64(
+        let (r, _, _) = apply_same_int(
             BinOp::Div,
             &u,
             None,

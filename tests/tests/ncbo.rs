@@ -595,6 +595,30 @@ fn int64_overflow_wraps_and_the_other_elements_stay_exact_as_nco() {
     );
 }
 
+/// Products of 32-bit integers past 2^53 wrap exactly as NCO 5.1.4's (computed in the
+/// type, modulo 2^32): through doubles their low bits were lost (-1946474496), and an
+/// NC_UINT product past 2^63 was the fill value. Values from NCO 5.1.4's
+/// `ncbo --op_typ=mlt` on the same file.
+#[test]
+fn thirty_two_bit_products_wrap_exactly_as_nco() {
+    let s = Scratch::new();
+    let f = crate::common::cdl_nc4(
+        &s,
+        "i32",
+        "netcdf i32 { dimensions: x = 3 ; variables: int i(x) ; uint u(x) ; \
+         data: i = 2000000001, -1999999999, 7 ; u = 4000000001, 3000000001, 5 ; }",
+    );
+    let out = s.arg("m.nc");
+    nco("ncbo")
+        .args(["-O", "--op_typ=mlt"])
+        .arg(&f)
+        .arg(&f)
+        .arg(&out)
+        .succeeds();
+    assert_eq!(raw(&out, "i", "%d "), "-1946474495 -1356539903 49");
+    assert_eq!(raw(&out, "u", "%u "), "1393971201 1210366977 25");
+}
+
 #[test]
 #[ignore = "known bug: ncbo broadcasts and mixes 64-bit integers through doubles"]
 fn int64_broadcast_and_mixed_types_are_exact_as_nco() {

@@ -306,7 +306,7 @@ fn compute(
             {
                 return Ok((vals, 0, Casts::default()));
             }
-            // 64-bit integers exactly, with their exact fill values.
+            // Integers exactly in their own type, with their exact fill values.
             let fill_a = big.meta().vars[*bv]
                 .attr("_FillValue")
                 .filter(|_| pa.in_fill.is_some());
@@ -318,7 +318,7 @@ fn compute(
                 && (pb.in_fill.is_none() || fill_b.is_some());
             if let Some(vals) = known
                 .then(|| {
-                    binary::apply_same_int64(
+                    binary::apply_same_int(
                         op,
                         &xbig,
                         fill_a.map(|a| &a.value),
