@@ -19,7 +19,7 @@ use nco_core::dataset::Dataset;
 use nco_core::extract::{self, RecordChange};
 use nco_core::hyperslab::{HyperslabSpec, Selection};
 use nco_core::output::Existing;
-use nco_core::target::{Output, Target};
+use nco_core::target::{AppendGlobals, Output, Target};
 use nco_core::{digest, groups, stations};
 use nco_core::{Error, Result};
 
@@ -274,9 +274,14 @@ fn files(cli: &Cli) -> Result<(PathBuf, Option<PathBuf>)> {
 }
 
 /// The target of output `out`; ncks records no thread count (NCO does not thread it).
+/// An append without a variable list copies the input's global attributes over the
+/// existing file's, one with `-v` (or `-x -v`) adds none (NCO 5.1.4, [`AppendGlobals`]).
 fn target(prog: &str, argv: &[OsString], cli: &Cli, out: &Path, existing: Existing) -> Target {
     let mut target = cli.std.target(prog, argv, out, existing);
     target.provenance.threads = None;
+    if cli.std.select.vars.is_none() {
+        target.append_globals = AppendGlobals::Replaced;
+    }
     target
 }
 
@@ -583,6 +588,9 @@ fn many_files(
             .map(|existing| {
                 let mut t = target(prog, argv, cli, Path::new(&st.target), existing);
                 t.provenance.source = Some(ds.path().into());
+                if st.vars.is_some() {
+                    t.append_globals = AppendGlobals::Existing;
+                }
                 t
             })
             .map_err(on_line(st.line))?;

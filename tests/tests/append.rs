@@ -7,8 +7,9 @@
 //! with one line, exit 1, and leave the existing file byte for byte as it was with no
 //! temporary file beside it. The merge rule is one, `nco_core::target::Output`'s (also
 //! ncks's): the output's other variables kept, a same-named variable replaced (on the
-//! same dimensions only, its attributes merged), the output's global attributes kept,
-//! the append recorded in `history` and `history_of_appended_files`.
+//! same dimensions only, its attributes merged), the output's global attributes kept
+//! and none of the input's added (but by ncks appending a whole file, whose input's
+//! replace them), the append recorded in `history` and `history_of_appended_files`.
 
 use nco_tests::dump::Value;
 use nco_tests::{assert_same_bytes, compare, fx, is_nco, nco, reference, Cmd, Dump, Scratch};
@@ -476,4 +477,62 @@ fn ncwa_append_replaces_cell_methods() {
         "lat, lon: maximum"
     };
     assert_eq!(cm, Some(vec![Value::Text(expect.into())]));
+}
+
+/// A global attribute's text, if the file has it.
+fn global(d: &Dump, name: &str) -> Option<String> {
+    d.root().attrs.iter().find(|a| a.name == name).map(|a| {
+        a.values
+            .iter()
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .collect()
+    })
+}
+
+#[test]
+fn appends_add_the_inputs_global_attributes_only_from_ncks_without_a_variable_list() {
+    // Checked against NCO 5.1.4: an append adds none of the input's global attributes
+    // (ncra, ncwa, ncks -v, ncks -x -v...), except ncks appending the whole file, whose
+    // input's global attributes replace the output's (Conventions) and join them
+    // (title). The output's history stays in ours (NCO 5.1.4's ncks, ncbo and ncap2
+    // write the input's over it; its ncbo and ncap2 copy all the input's globals).
+    let s = Scratch::new();
+    let text = "netcdf mine { dimensions: other = 2 ; variables: float a(other) ; \
+                :Conventions = \"mine\" ; :history = \"made by hand\" ; data: a = 1, 2 ; }";
+    let cases: [(&str, &[&str], usize, bool); 8] = [
+        ("ncks", &["-v", "fld2"], 1, false),
+        ("ncks", &["-x", "-v", "fld2"], 1, false),
+        ("ncks", &[], 1, true),
+        ("ncra", &["-v", "fld_rec"], 1, false),
+        ("ncwa", &["-v", "fld2"], 1, false),
+        ("ncflint", &["-w", "0.5", "-v", "fld2"], 2, false),
+        ("ncbo", &["-v", "fld2"], 2, is_nco()),
+        ("ncap2", &["-v", "-s", "w=sc_dbl*2"], 1, is_nco()),
+    ];
+    for (i, (op, args, n, copies)) in cases.into_iter().enumerate() {
+        let out = crate::common::cdl(&s, &format!("mine{i}"), text);
+        nco(op)
+            .arg("-A")
+            .args(args)
+            .args(vec![fx(); n])
+            .arg(&out)
+            .succeeds();
+        let d = Dump::of(&out);
+        let case = format!("{op} -A {args:?}");
+        let (conventions, title) = if copies {
+            (
+                Some("CF-1.8".to_string()),
+                Some("nco-rs test fixture".to_string()),
+            )
+        } else {
+            (Some("mine".to_string()), None)
+        };
+        assert_eq!(global(&d, "Conventions"), conventions, "{case}");
+        assert_eq!(global(&d, "title"), title, "{case}");
+        let history = global(&d, "history").unwrap_or_default();
+        assert!(history.contains(&format!("{op} -A")), "{case}: {history}");
+        if !is_nco() {
+            assert!(history.contains("made by hand"), "{case}: {history}");
+        }
+    }
 }

@@ -208,6 +208,7 @@ pub fn target(
         },
         hdr_pad: format.hdr_pad.unwrap_or(0),
         md5_report: false,
+        append_globals: crate::plan::target::AppendGlobals::Existing,
         provenance: Provenance {
             command: (!common.no_history).then(|| crate::output::command_line(argv)),
             input_list: None,

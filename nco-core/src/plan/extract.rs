@@ -464,20 +464,44 @@ pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<V
         .collect()
 }
 
+/// The input's global attributes in an append (`-A`, NCO manual "Appending
+/// Variables"), checked against NCO 5.1.4: ncra, ncrcat, nces, ncecat, ncwa, ncpdq,
+/// ncflint and ncks with a variable list (`-v`, with or without `-x`) keep the
+/// existing file's global attributes and add none of the input's
+/// ([`AppendGlobals::Existing`]); ncks appending a whole file copies the input's over
+/// them ([`AppendGlobals::Replaced`]). Either way the existing file's `history` and
+/// `history_of_appended_files` stay, and the append is stamped on them
+/// (`target::Provenance`): NCO 5.1.4's ncks, ncbo and ncap2 write the input's
+/// `history` over the output's, and its ncbo and ncap2 all of the input's global
+/// attributes, which we do not (README, compatibility notes). Groups below the root
+/// get the attributes they lack.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AppendGlobals {
+    /// The existing file's global attributes only.
+    #[default]
+    Existing,
+    /// The input's global attributes replace the same-named ones, the others kept.
+    Replaced,
+}
+
 /// Merge `new` (a plan for the appended variables) into the metadata of an existing
 /// output `old` (NCO manual, "Appending Variables", and NCO 5.1.4's behaviour):
 /// groups and dimensions matched by path (dimension sizes must agree, a record
 /// dimension takes the longer length); a variable of the same path is replaced by the
 /// new one (its values and type) when it lies on the same dimensions, keeping the
 /// existing variable's attributes the new one lacks (the new one's replace those of
-/// the same name); group and global attributes of `new` added where `old` lacks them
-/// (the existing file's win).
+/// the same name); the global attributes of `new` as `globals` says, those of its
+/// other groups added where `old` lacks them (the existing file's win).
 ///
 /// Returns the merged metadata and, for each merged variable, where it comes from.
 ///
 /// Errors: a dimension whose size differs between the files (named); a variable of
 /// both files on other dimensions (NCO refuses it too, or fails writing it).
-pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)> {
+pub fn merge_append(
+    old: &Meta,
+    new: &Meta,
+    globals: AppendGlobals,
+) -> Result<(Meta, Vec<AppendSource>)> {
     let mut meta = old.clone();
     let mut sources: Vec<AppendSource> = (0..old.vars.len()).map(AppendSource::Existing).collect();
     let mut gmap = Vec::with_capacity(new.groups.len());
@@ -559,6 +583,16 @@ pub fn merge_append(old: &Meta, new: &Meta) -> Result<(Meta, Vec<AppendSource>)>
         }
     }
     for (g, &og) in gmap.iter().enumerate() {
+        if og == 0 {
+            if globals == AppendGlobals::Replaced {
+                for a in new.group_attrs(g) {
+                    if a.name != "history" && a.name != "history_of_appended_files" {
+                        set_attr(meta.group_attrs_mut(og), a.clone());
+                    }
+                }
+            }
+            continue;
+        }
         for a in new.group_attrs(g) {
             if !meta.group_attrs(og).iter().any(|b| b.name == a.name) {
                 set_attr(meta.group_attrs_mut(og), a.clone());

@@ -25,6 +25,7 @@ use crate::dataset::{Dataset, OutFile};
 use crate::error::Result;
 use crate::model::{Format, Meta};
 use crate::output::{self, Existing, TempOutput};
+pub use crate::plan::extract::AppendGlobals;
 use crate::plan::extract::{self, AppendSource, Layout, Plan, RecordChange, StorageArgs};
 use crate::plan::{arith, digest};
 use crate::rules::hyperslab::Selection;
@@ -115,6 +116,9 @@ pub struct Target {
     /// (`<prog>: INFO MD5(var) = ...`, [`digest::digests`] of the temporary file
     /// before it is renamed): `--md5_dgs` of the multi-file operators.
     pub md5_report: bool,
+    /// What becomes of the input's global attributes when the output is merged into
+    /// an existing file (`-A`); see [`AppendGlobals`].
+    pub append_globals: AppendGlobals,
 }
 
 impl Target {
@@ -251,7 +255,8 @@ impl Output {
         let merged = if target.existing == Existing::Append {
             appended_history = Some(meta.attr("history").and_then(|a| a.value.as_text()));
             let old = Dataset::open(&target.path)?;
-            let (merged_meta, sources) = extract::merge_append(old.meta(), &meta)?;
+            let (merged_meta, sources) =
+                extract::merge_append(old.meta(), &meta, target.append_globals)?;
             kept = extract::kept_records(old.meta(), &meta, &sources);
             let mut file_var = vec![0; meta.vars.len()];
             for (i, s) in sources.iter().enumerate() {
@@ -269,9 +274,18 @@ impl Output {
         } else {
             None
         };
+        let had_nco = meta.attr("NCO").is_some();
         target.provenance.stamp(&mut meta);
         if let Some(h) = appended_history {
             target.provenance.stamp_appended(&mut meta, h.as_deref());
+            // An `NCO` attribute new to the file goes last, after
+            // history_of_appended_files (NCO 5.1.4's order).
+            if !had_nco {
+                if let Some(i) = meta.attrs.iter().position(|a| a.name == "NCO") {
+                    let a = meta.attrs.remove(i);
+                    meta.attrs.push(a);
+                }
+            }
         }
         // Made storable in the output format once, for every operator (NCO's ncks
         // conversions of the netCDF-4 types into netCDF3 files).
@@ -546,6 +560,7 @@ mod tests {
             storage: StorageArgs::default(),
             hdr_pad: 0,
             md5_report: false,
+            append_globals: AppendGlobals::Existing,
             provenance: Provenance {
                 command: Some("ncks in.nc out.nc".into()),
                 input_list: None,
