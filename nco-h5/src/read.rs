@@ -218,16 +218,34 @@ pub fn read_sel(
                 let whole =
                     unsafe { std::slice::from_raw_parts_mut(dst.0.add(at), v.chunk_bytes()) };
                 decode_chunk(v, file, loc, s, Some(whole))?;
-            } else if let Some(bytes) = file.decoded(loc.addr).filter(|_| loc.allocated()) {
-                plan.scatter(&gs, Some(&bytes), pad, dst);
-            } else {
+            } else if !loc.allocated() {
                 let bytes = decode_chunk(v, file, loc, s, None)?;
-                // Kept for the reads of its next rows (each would inflate or read the
-                // whole chunk again).
-                if loc.allocated() && plan.continues(&gs) {
-                    file.keep_decoded(loc.addr, bytes);
-                }
                 plan.scatter(&gs, Some(bytes), pad, dst);
+            } else {
+                // A read of rows of a chunk: the decoded chunk is kept for the reads of
+                // its next rows (each would inflate or read the whole chunk again), and
+                // forgotten once a read takes its last rows.
+                let more = plan.continues(&gs);
+                match file.decoded_or_claim(loc.addr) {
+                    crate::file::Decoded::Kept(bytes) => {
+                        plan.scatter(&gs, Some(&bytes), pad, dst);
+                        if !more {
+                            file.forget_decoded(loc.addr);
+                        }
+                    }
+                    crate::file::Decoded::Claimed(claim) if more => {
+                        // Decoded into its own buffer, which the store then owns (no
+                        // copy, no second stage buffer).
+                        let mut buf = vec![0u8; v.chunk_bytes()];
+                        decode_chunk(v, file, loc, s, Some(&mut buf))?;
+                        let bytes = claim.keep(buf);
+                        plan.scatter(&gs, Some(&bytes), pad, dst);
+                    }
+                    crate::file::Decoded::Claimed(_claim) => {
+                        let bytes = decode_chunk(v, file, loc, s, None)?;
+                        plan.scatter(&gs, Some(bytes), pad, dst);
+                    }
+                }
             }
             Ok(())
         })
