@@ -525,7 +525,9 @@ impl Members<'_> {
                 continue;
             }
             let idx = self.sel.for_var(first, v);
-            let blocks = pipeline::row_blocks(&idx, first.vars[v].ty.size(), 256 << 10);
+            let var = &first.vars[v];
+            let unit = pipeline::unit_bytes(var.storage.chunks.as_deref(), var.ty.size());
+            let blocks = pipeline::row_blocks(&idx, var.ty.size(), unit);
             units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
         }
         units

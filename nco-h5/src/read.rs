@@ -268,26 +268,50 @@ struct Plan<'a> {
 
 impl Plan<'_> {
     /// Whether a read of the part `gs` of a chunk looks like one of a stream of reads
-    /// through the chunk by rows: every element of the chunk's extent along each
-    /// dimension but the first, and rows along the first that stop before the chunk's
-    /// last (streaming operators read their next unit from the rows after). A point or
-    /// a column of each chunk (a station from many files) is not.
+    /// through the chunk in its row-major order with more to come: the chunk's whole
+    /// extent along every dimension after some dimension `k`, one index along each
+    /// dimension before it, and not up to the chunk's last element (streaming
+    /// operators read their next unit from the elements after). `k` is the first
+    /// dimension (rows of the chunk: nces, ncra) or a later one (levels of a chunk of
+    /// one record: ncbo's units of a (1, 32, 64, 128) chunk). A point or a column of
+    /// each chunk (a station from many files) is not: something after `k` must be
+    /// whole, unless the chunk has one dimension.
     fn continues(&self, gs: &[&Group]) -> bool {
         let v = self.v;
+        let rank = gs.len();
         let extent = |k: usize| {
             let c = v.chunk[k];
             c.min(v.shape[k] - gs[k].chunk * c) as usize
         };
-        let last_row = gs[0].pos.iter().map(|&(_, o)| o).max().unwrap_or(0);
-        if last_row + 1 >= extent(0) {
-            return false;
-        }
-        (1..gs.len()).all(|k| {
+        let offsets = |k: usize| {
             let mut seen: Vec<usize> = gs[k].pos.iter().map(|&(_, o)| o).collect();
             seen.sort_unstable();
             seen.dedup();
-            seen.len() == extent(k)
-        })
+            seen
+        };
+        // The first dimension after which everything is whole.
+        let mut k = rank - 1;
+        while k > 0 && offsets(k).len() == extent(k) {
+            k -= 1;
+        }
+        if offsets(k).len() == extent(k) && k == 0 {
+            // The whole chunk: nothing more of it to come.
+            return false;
+        }
+        if k + 1 == rank && rank > 1 {
+            return false;
+        }
+        let before: Vec<Vec<usize>> = (0..k).map(offsets).collect();
+        if before.iter().any(|o| o.len() != 1) {
+            return false;
+        }
+        let last_k = offsets(k).last().copied().unwrap_or(0);
+        let at_end = last_k + 1 >= extent(k)
+            && before
+                .iter()
+                .enumerate()
+                .all(|(j, o)| o[0] + 1 >= extent(j));
+        !at_end
     }
 
     /// The output byte offset where chunk `gs` lands whole and in order (its decoded

@@ -303,6 +303,29 @@ fn chunks_read_in_parts_come_from_the_decoded_chunks_kept() {
 }
 
 #[test]
+fn chunks_read_by_pieces_of_a_record_are_kept_until_their_last_piece() {
+    // Chunks of (2, 4, 4): a read of one record and two of a chunk's four rows of y
+    // (whole along x) is one of a stream through the chunk in its own order (ncbo's
+    // units over levels of a record): the chunk is kept for the next pieces, and
+    // forgotten once the last piece (second record, last rows) is read.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.nc");
+    let path = path.to_str().unwrap();
+    make(path);
+    let file = nco_h5::File::open(path).unwrap();
+    let v = file.var("/v").unwrap();
+    let pieces = [(0u64, 0u64), (0, 2), (1, 0), (1, 2)];
+    for (i, &(t, y)) in pieces.iter().enumerate() {
+        let mut out = vec![0u8; 2 * 9 * 4];
+        read_slab(&v, &file, &[t, y, 0], &[1, 2, 9], &mut out).unwrap();
+        let want = lib_read(path, "v", &[t as usize, y as usize, 0], &[1, 2, 9], 4);
+        assert_eq!(out, want, "piece {i}");
+        let kept = file.decoded(v.locs[0].addr).is_some();
+        assert_eq!(kept, i < 3, "piece {i}: kept until the chunk's last piece");
+    }
+}
+
+#[test]
 fn chunks_copied_as_stored_read_back_identically() {
     let dir = tempfile::tempdir().unwrap();
     let src_path = dir.path().join("s.nc");

@@ -280,8 +280,10 @@ fn compute(
     }
     let mut units: Vec<(usize, pipeline::Block)> = Vec::new();
     for (ji, ((big, bv), _)) in sides.iter().enumerate() {
-        let es = big.meta().vars[*bv].ty.size();
-        let blocks = pipeline::blocks(&big.idx(*bv), es, 256 << 10);
+        let var = &big.meta().vars[*bv];
+        let es = var.ty.size();
+        let unit = pipeline::unit_bytes(var.storage.chunks.as_deref(), es);
+        let blocks = pipeline::blocks(&big.idx(*bv), es, unit);
         units.extend(blocks.into_iter().map(|b| (ji, b)));
     }
     // Values of a unit, with its count of integer divisions by zero and of overflows.
