@@ -196,10 +196,11 @@ pub fn apply_same_float(
 /// both are of one integer type and one length: double precision cannot hold the
 /// 64-bit types' values past 2^53, nor the products of 32-bit ones (2000000001^2 needs
 /// 62 bits), and NCO 5.1.4 computes integers in their own type, so its wrapped
-/// results are exact modulo the type's width. Missing where either
-/// operand equals its fill value (`a_fill`, `b_fill`: the `_FillValue` attributes'
-/// values, exact), the result's missing value `out_fill` (the type's default when
-/// `None`). Results past the type's range wrap around as C's (NCO's) do, counted in
+/// results are exact modulo the type's width. Missing (the result's missing value
+/// `out_fill`, the type's default when `None`) where an operand equals the pair's one
+/// missing value, the first's fill value (`a_fill`) or else the second's (`b_fill`,
+/// the `_FillValue` attributes' values, exact), or the second equals its own (NCO
+/// 5.1.4's rule for operands of different missing values). Results past the type's range wrap around as C's (NCO's) do, counted in
 /// the returned [`crate::cast::Casts`]; division truncates toward zero, and a zero
 /// divisor gives the missing value, counted (NCO 5.1.4 stops with SIGFPE there).
 /// `None` when the path does not apply.
@@ -223,6 +224,9 @@ pub fn apply_same_int(
     ) -> Option<(Vec<T>, usize, crate::cast::Casts)> {
         let first = |v: Option<&Values>| v.and_then(|v| T::slice_of(v)?.first().copied());
         let (fa, fb) = (first(fills[0]), first(fills[1]));
+        // One missing value for both (NCO's): the first's, else the second's; the
+        // second's own is missing too.
+        let m = fa.or(fb);
         let of = first(fills[2]).unwrap_or(T::DEFAULT_FILL);
         if x.len() != y.len() {
             return None;
@@ -232,7 +236,7 @@ pub fn apply_same_int(
             .iter()
             .zip(y)
             .map(|(&x, &y)| {
-                if Some(x) == fa || Some(y) == fb {
+                if Some(x) == m || Some(y) == m || Some(y) == fb {
                     return of;
                 }
                 match f(x, y) {

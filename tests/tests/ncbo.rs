@@ -619,6 +619,48 @@ fn thirty_two_bit_products_wrap_exactly_as_nco() {
     assert_eq!(raw(&out, "u", "%u "), "1393971201 1210366977 25");
 }
 
+/// Integers whose operands declare different missing values (here only the first
+/// has `_FillValue = 5`) are computed in their own type too (break test: they went
+/// through doubles, `2147483647 * 2147483647` gave 0 and the 64-bit results the fill
+/// value). Values from NCO 5.1.4 on the same files, in both orders.
+#[test]
+fn integers_with_different_missing_values_stay_exact_as_nco() {
+    let s = Scratch::new();
+    let a = crate::common::cdl_nc4(
+        &s,
+        "fa",
+        "netcdf fa { dimensions: x = 3 ; variables: int v(x) ; v:_FillValue = 5 ; \
+         int64 w(x) ; w:_FillValue = 5LL ; uint64 u(x) ; u:_FillValue = 5ULL ; \
+         data: v = 2147483647, 7, -7 ; w = 9223372036854775807, 7, -7 ; \
+         u = 18446744073709551615, 7, 9 ; }",
+    );
+    let b = crate::common::cdl_nc4(
+        &s,
+        "fb",
+        "netcdf fb { dimensions: x = 3 ; variables: int v(x) ; int64 w(x) ; uint64 u(x) ; \
+         data: v = 2147483647, 2, 2 ; w = 1, 2, 2 ; u = 2, 2, 2 ; }",
+    );
+    let out = s.arg("m.nc");
+    for (first, second) in [(&a, &b), (&b, &a)] {
+        nco("ncbo")
+            .args(["-O", "--op_typ=mlt"])
+            .arg(first)
+            .arg(second)
+            .arg(&out)
+            .succeeds();
+        assert_eq!(raw(&out, "v", "%d "), "1 14 -14");
+        assert_eq!(raw(&out, "w", "%lld "), "9223372036854775807 14 -14");
+        assert_eq!(raw(&out, "u", "%llu "), "18446744073709551614 14 18");
+    }
+    nco("ncbo")
+        .args(["-O", "--op_typ=add"])
+        .arg(&a)
+        .arg(&b)
+        .arg(&out)
+        .succeeds();
+    assert_eq!(raw(&out, "w", "%lld "), "-9223372036854775808 9 -5");
+}
+
 #[test]
 #[ignore = "known bug: ncbo broadcasts and mixes 64-bit integers through doubles"]
 fn int64_broadcast_and_mixed_types_are_exact_as_nco() {

@@ -294,17 +294,16 @@ fn compute(
         let xbig = big.ds.read(*bv, &unit.select(&big_idx))?;
         let read_small = || small.ds.read(*sv, &unit.select(&small.idx(*sv)));
         let (pa, pb) = (&j.pa, &j.pb);
-        // (Equal missing values: then "either operand is its fill" is ncbo's rule.)
-        let same = pa.pack.is_none()
-            && pb.pack.is_none()
-            && j.map.is_none()
-            && !j.swap
-            && pa.in_fill == pb.in_fill;
+        let same = pa.pack.is_none() && pb.pack.is_none() && j.map.is_none() && !j.swap;
         if let (Combine::Op(op), true) = (comb, same) {
             // Same shapes, no packing: compute in the stored type when it is exact.
             let xs = read_small()?;
-            if let Some(vals) =
-                binary::apply_same_float(op, &xbig, pa.in_fill, &xs, pb.in_fill, pa.out_fill)
+            // (Equal missing values: then "either operand is its fill" is ncbo's rule.)
+            if let Some(vals) = (pa.in_fill == pb.in_fill)
+                .then(|| {
+                    binary::apply_same_float(op, &xbig, pa.in_fill, &xs, pb.in_fill, pa.out_fill)
+                })
+                .flatten()
             {
                 return Ok((vals, 0, Casts::default()));
             }
@@ -326,7 +325,7 @@ fn compute(
                         fill_a.map(|a| &a.value),
                         &xs,
                         fill_b.map(|a| &a.value),
-                        pa.out.attr("_FillValue").map(|a| &a.value),
+                        pa.out.attr("_FillValue").or(fill_b).map(|a| &a.value),
                     )
                 })
                 .flatten()
