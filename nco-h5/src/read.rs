@@ -268,14 +268,17 @@ struct Plan<'a> {
 
 impl Plan<'_> {
     /// Whether a read of the part `gs` of a chunk looks like one of a stream of reads
-    /// through the chunk in its row-major order with more to come: the chunk's whole
-    /// extent along every dimension after some dimension `k`, one index along each
-    /// dimension before it, and not up to the chunk's last element (streaming
-    /// operators read their next unit from the elements after). `k` is the first
-    /// dimension (rows of the chunk: nces, ncra) or a later one (levels of a chunk of
-    /// one record: ncbo's units of a (1, 32, 64, 128) chunk). A point or a column of
-    /// each chunk (a station from many files) is not: something after `k` must be
-    /// whole, unless the chunk has one dimension.
+    /// through the chunk with more to come, so that its decoded bytes are worth
+    /// keeping for the next: rows along the first dimension that stop before the
+    /// chunk's last (streaming operators read their next unit from the rows after,
+    /// whatever they take of the other dimensions: a record at a time of a hyperslab
+    /// of part of the longitudes, of chunks spanning many records, would otherwise
+    /// inflate every chunk once per record); or, within one index of each dimension
+    /// before some dimension `k`, the chunk's whole extent along every dimension after
+    /// `k` and not up to the chunk's last element (levels of a chunk of one record:
+    /// ncbo's units of a (1, 32, 64, 128) chunk). A read that takes a chunk's last
+    /// rows, such as a point of each file's chunk of one record (a station from many
+    /// files), is not.
     fn continues(&self, gs: &[&Group]) -> bool {
         let v = self.v;
         let rank = gs.len();
@@ -289,6 +292,10 @@ impl Plan<'_> {
             seen.dedup();
             seen
         };
+        let last_row = gs[0].pos.iter().map(|&(_, o)| o).max().unwrap_or(0);
+        if last_row + 1 < extent(0) {
+            return true;
+        }
         // The first dimension after which everything is whole.
         let mut k = rank - 1;
         while k > 0 && offsets(k).len() == extent(k) {
