@@ -536,3 +536,42 @@ fn appends_add_the_inputs_global_attributes_only_from_ncks_without_a_variable_li
         }
     }
 }
+
+#[test]
+fn group_attributes_follow_the_global_rule_in_appends() {
+    // Checked against NCO 5.1.4: ncra -A adds none of the input's group attributes
+    // (its new group g2 comes without them); ncks -A of the whole file copies them
+    // over the existing ones.
+    let s = Scratch::new();
+    let base = "netcdf gb { dimensions: time = UNLIMITED ; lat = 2 ; \
+                variables: double time(time) ; float z(lat) ; :title = \"gb\" ; \
+                data: time = 1, 2, 3 ; z = 5, 6 ; \
+                group: g1 { variables: float a(lat) ; :g1att = \"base g1\" ; \
+                :g1shared = \"base g1 shared\" ; data: a = 1, 2 ; } }";
+    let input = crate::common::cdl_nc4(
+        &s,
+        "gi",
+        "netcdf gi { dimensions: time = UNLIMITED ; lat = 2 ; \
+         variables: double time(time) ; float v(time, lat) ; data: time = 1, 2, 3 ; \
+         v = 1, 2, 3, 4, 5, 6 ; \
+         group: g1 { variables: float b(time, lat) ; :g1shared = \"inp g1 shared\" ; \
+         :g1inp = \"inp g1 only\" ; data: b = 1, 2, 3, 4, 5, 6 ; } \
+         group: g2 { variables: float c(lat) ; :g2att = \"inp g2\" ; data: c = 9, 8 ; } }",
+    );
+    for (op, copies) in [("ncra", false), ("ncks", true)] {
+        let out = crate::common::cdl_nc4(&s, &format!("gb_{op}"), base);
+        nco(op).arg("-A").arg(&input).arg(&out).succeeds();
+        let text = nco_tests::ncdump(&["-h"], &out);
+        let has = |a: &str| text.contains(a);
+        assert!(has(":g1att = \"base g1\""), "{op}: {text}");
+        assert_eq!(has(":g1shared = \"inp g1 shared\""), copies, "{op}: {text}");
+        assert_eq!(
+            has(":g1shared = \"base g1 shared\""),
+            !copies,
+            "{op}: {text}"
+        );
+        assert_eq!(has(":g1inp = "), copies, "{op}: {text}");
+        assert_eq!(has(":g2att = "), copies, "{op}: {text}");
+        assert!(has("group: g2"), "{op}: {text}");
+    }
+}

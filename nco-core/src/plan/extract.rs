@@ -473,8 +473,9 @@ pub fn selected_reads(im: &Meta, s: usize, sel: &Selection) -> Vec<(usize, Vec<V
 /// `history_of_appended_files` stay, and the append is stamped on them
 /// (`target::Provenance`): NCO 5.1.4's ncks, ncbo and ncap2 write the input's
 /// `history` over the output's, and its ncbo and ncap2 all of the input's global
-/// attributes, which we do not (README, compatibility notes). Groups below the root
-/// get the attributes they lack.
+/// attributes, which we do not (README, compatibility notes). The attributes of the
+/// groups below the root follow the same rule (a group new to the file comes without
+/// its attributes unless they are copied, as in NCO 5.1.4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AppendGlobals {
     /// The existing file's global attributes only.
@@ -490,8 +491,7 @@ pub enum AppendGlobals {
 /// dimension takes the longer length); a variable of the same path is replaced by the
 /// new one (its values and type) when it lies on the same dimensions, keeping the
 /// existing variable's attributes the new one lacks (the new one's replace those of
-/// the same name); the global attributes of `new` as `globals` says, those of its
-/// other groups added where `old` lacks them (the existing file's win).
+/// the same name); the global and group attributes of `new` as `globals` says.
 ///
 /// Returns the merged metadata and, for each merged variable, where it comes from.
 ///
@@ -582,20 +582,12 @@ pub fn merge_append(
             }
         }
     }
-    for (g, &og) in gmap.iter().enumerate() {
-        if og == 0 {
-            if globals == AppendGlobals::Replaced {
-                for a in new.group_attrs(g) {
-                    if a.name != "history" && a.name != "history_of_appended_files" {
-                        set_attr(meta.group_attrs_mut(og), a.clone());
-                    }
+    if globals == AppendGlobals::Replaced {
+        for (g, &og) in gmap.iter().enumerate() {
+            for a in new.group_attrs(g) {
+                if og != 0 || (a.name != "history" && a.name != "history_of_appended_files") {
+                    set_attr(meta.group_attrs_mut(og), a.clone());
                 }
-            }
-            continue;
-        }
-        for a in new.group_attrs(g) {
-            if !meta.group_attrs(og).iter().any(|b| b.name == a.name) {
-                set_attr(meta.group_attrs_mut(og), a.clone());
             }
         }
     }
