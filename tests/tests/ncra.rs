@@ -794,3 +794,48 @@ fn ncrcat_refuses_a_groups_own_record_dimension_instead_of_misreading_it() {
     assert_eq!(value(&out, "/g1/b", "%g,", &[]), "1,21,31,2,22,32,");
     assert_eq!(value(&out, "/g1/time", "%g,", &[]), "0,1,2,744,745,746,");
 }
+
+/// Overlapping sub-cycles (longer than the stride) are taken only when all their
+/// records lie in one file: a cycle across the boundary of two 12-record files, and
+/// the short last one, are left out, by ncra (with and without --mro) and ncrcat.
+/// Values from NCO 5.1.4 on the same files (break test: ours averaged both, 12 records
+/// instead of 10 with --mro, 11.98 instead of 11.5 without).
+#[test]
+fn overlapping_subcycles_stay_within_one_file_as_nco() {
+    let s = Scratch::new();
+    let file = |name: &str, first: usize| {
+        let t: Vec<String> = (first..first + 12).map(|i| i.to_string()).collect();
+        let text = format!(
+            "netcdf {name} {{ dimensions: time = UNLIMITED ; variables: double time(time) ; \
+             data: time = {} ; }}",
+            t.join(", ")
+        );
+        cdl(&s, name, &text)
+    };
+    let (a, b) = (file("ov0", 0), file("ov1", 12));
+    let out = s.arg("o.nc");
+    let run = |op: &str, args: &[&str]| {
+        nco(op)
+            .arg("-O")
+            .args(args)
+            .arg(&a)
+            .arg(&b)
+            .arg(&out)
+            .succeeds();
+        raw(&out, "time", "%g ")
+    };
+    assert_eq!(
+        run("ncra", &["--mro", "-d", "time,0,,2,3"]),
+        "1 3 5 7 9 13 15 17 19 21"
+    );
+    assert_eq!(run("ncra", &["-d", "time,0,,2,4"]), "11.5");
+    assert_eq!(
+        run("ncrcat", &["-d", "time,0,,2,3"]),
+        "0 1 2 2 3 4 4 5 6 6 7 8 8 9 10 12 13 14 14 15 16 16 17 18 18 19 20 20 21 22"
+    );
+    // Cycles that do not overlap may cross the boundary and end short, as in NCO.
+    assert_eq!(
+        run("ncra", &["--mro", "-d", "time,2,,5,4"]),
+        "3.5 8.5 13.5 18.5 22.5"
+    );
+}

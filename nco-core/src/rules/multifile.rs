@@ -10,7 +10,8 @@
 //! * Index bounds of a record hyperslab count records across the whole concatenation
 //!   and the stride carries across file boundaries; coordinate-value bounds are applied
 //!   file by file. The fifth field (sub-cycle) groups `subcycle` consecutive records
-//!   starting every `stride` records.
+//!   starting every `stride` records; sub-cycles longer than the stride (overlapping)
+//!   are taken only when all their records lie in one file, as NCO 5.1.4 does.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -492,6 +493,11 @@ pub fn pick_records(
                             group += 1;
                         }
                     }
+                } else if sub > spec.stride.max(1) && !whole_in_one_file(&span, i, sub, files) {
+                    // Overlapping sub-cycles (longer than the stride): NCO 5.1.4 takes
+                    // only those whose records all lie in one file, so a cycle that
+                    // crosses a file boundary or runs past the last record is left out
+                    // (shorter ones are kept when cycles do not overlap).
                 } else {
                     for j in 0..sub {
                         if let Some(&g) = span.get(i + j) {
@@ -527,6 +533,28 @@ pub fn pick_records(
         )));
     }
     Ok(out)
+}
+
+/// Whether the `sub` records of `span` from position `i` all exist and lie in one of
+/// `files` (counted across the concatenation).
+fn whole_in_one_file(
+    span: &[usize],
+    i: usize,
+    sub: usize,
+    files: &[(usize, Option<Vec<f64>>, Option<String>)],
+) -> bool {
+    let file_of = |g: usize| {
+        let mut rest = g;
+        files.iter().position(|f| {
+            let here = rest < f.0;
+            rest = rest.saturating_sub(f.0);
+            here
+        })
+    };
+    match (span.get(i), span.get(i + sub - 1)) {
+        (Some(&a), Some(&b)) => file_of(a) == file_of(b),
+        _ => false,
+    }
 }
 
 /// The time-valued variables of multi-file inputs and how each later file's values
