@@ -76,7 +76,7 @@ pub struct Cli {
     /// Do not write cell_methods attributes
     #[arg(long = "no_cll_mth", visible_alias = "no_cell_methods")]
     pub no_cell_methods: bool,
-    /// Run as another operator (ncrcat)
+    /// Run as another operator: ncra or ncrcat (NCO's others, such as ncge, are refused)
     #[arg(
         short = 'Y',
         long = "pseudonym",
@@ -140,6 +140,20 @@ pub fn run(prog: &str, argv: Vec<OsString>) -> Result<()> {
     let Some(cli) = cli::start::<Cli>(command(), &argv, prog, |c| &c.std.common)? else {
         return Ok(());
     };
+    // NCO's other pseudonyms (ncge, ncfe...) run other operators' modes: refused, not
+    // run as ncra (break test).
+    if let Some(p) = cli
+        .pseudonym
+        .as_deref()
+        .filter(|p| !matches!(*p, "ncra" | "ncrcat"))
+    {
+        return Err(Error::option(
+            "-Y",
+            format!(
+                "pseudonym \"{p}\" is not supported (ncra and ncrcat only; for ensembles use nces)"
+            ),
+        ));
+    }
     let concat = cli.pseudonym.as_deref().unwrap_or(prog) == "ncrcat";
     let prog = if concat { "ncrcat" } else { "ncra" };
     // The station list does not split: it runs as one process, refused under mpirun.

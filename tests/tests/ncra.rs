@@ -839,3 +839,31 @@ fn overlapping_subcycles_stay_within_one_file_as_nco() {
         "3.5 8.5 13.5 18.5 22.5"
     );
 }
+
+/// `-Y` names ncra or ncrcat; NCO's other pseudonyms (ncge: group ensembles) are
+/// refused in one line, not run as ncra (break test: `-Y ncge` gave ncra's average).
+#[test]
+fn other_pseudonyms_are_refused() {
+    if is_nco() {
+        // NCO runs them (README: anything of NCO not supported is an error).
+        return;
+    }
+    bad_input(
+        "ncra",
+        &["-Y", "ncge", &fx(), &fx()],
+        "pseudonym \"ncge\" is not supported",
+        "",
+    );
+    let s = Scratch::new();
+    let out = s.arg("c.nc");
+    nco("ncra")
+        .args(["-O", "-Y", "ncrcat"])
+        .arg(fx())
+        .arg(fx())
+        .arg(&out)
+        .succeeds();
+    assert_eq!(
+        header_lines(&out, "time = UNLIMITED"),
+        "time = UNLIMITED ; // (20 currently)"
+    );
+}
