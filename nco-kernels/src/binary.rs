@@ -265,33 +265,18 @@ pub fn apply_same_int(
         }};
     }
     let fills = [a_fill, b_fill, out_fill];
-    match (a, b) {
-        (Values::Byte(x), Values::Byte(y)) => {
-            run(x, y, fills, step!(i8)).map(|(v, z, c)| (Values::Byte(v), z, c))
-        }
-        (Values::UByte(x), Values::UByte(y)) => {
-            run(x, y, fills, step!(u8)).map(|(v, z, c)| (Values::UByte(v), z, c))
-        }
-        (Values::Short(x), Values::Short(y)) => {
-            run(x, y, fills, step!(i16)).map(|(v, z, c)| (Values::Short(v), z, c))
-        }
-        (Values::UShort(x), Values::UShort(y)) => {
-            run(x, y, fills, step!(u16)).map(|(v, z, c)| (Values::UShort(v), z, c))
-        }
-        (Values::Int(x), Values::Int(y)) => {
-            run(x, y, fills, step!(i32)).map(|(v, z, c)| (Values::Int(v), z, c))
-        }
-        (Values::UInt(x), Values::UInt(y)) => {
-            run(x, y, fills, step!(u32)).map(|(v, z, c)| (Values::UInt(v), z, c))
-        }
-        (Values::Int64(x), Values::Int64(y)) => {
-            run(x, y, fills, step!(i64)).map(|(v, z, c)| (Values::Int64(v), z, c))
-        }
-        (Values::UInt64(x), Values::UInt64(y)) => {
-            run(x, y, fills, step!(u64)).map(|(v, z, c)| (Values::UInt64(v), z, c))
-        }
-        _ => None,
+    // One arm per integer type: the operands' own type, the result in it.
+    macro_rules! same_type {
+        ($($v:ident: $t:ty),*) => {
+            match (a, b) {
+                $((Values::$v(x), Values::$v(y)) => {
+                    run(x, y, fills, step!($t)).map(|(v, z, c)| (Values::$v(v), z, c))
+                })*
+                _ => None,
+            }
+        };
     }
+    same_type!(Byte: i8, UByte: u8, Short: i16, UShort: u16, Int: i32, UInt: u32, Int64: i64, UInt64: u64)
 }
 
 /// `w1*a + w2*b` element by element (ncflint's interpolation, computed as NCO does:
