@@ -33,6 +33,11 @@ use nco_core::types::Values;
 use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
+/// The most members a unit reads before adding them (one unit's values of each in
+/// memory at once, in rotated order: [`Members::accumulate`]); more members are read
+/// and added one at a time.
+const ROTATED_MEMBERS: usize = 16;
+
 /// nces / ncecat command line.
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -566,11 +571,45 @@ impl Members<'_> {
         }
         let n: usize = idx.iter().map(Vec::len).product();
         let mut acc = Accum::new(op, n);
+        let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
+        let members = self.share.len();
+        let chunk_bytes = |ds: &Dataset, id: usize| {
+            let var = &ds.meta().vars[id];
+            var.storage
+                .chunks
+                .as_ref()
+                .map_or(0, |c| c.iter().product::<usize>() * var.ty.size())
+        };
+        let shared = |m: usize| {
+            let ds = &self.sets[m];
+            let id = ds.meta().var_like(first, v).unwrap_or(v);
+            ds.shares_decoded_chunks(id) && chunk_bytes(ds, id) > n * first.vars[v].ty.size()
+        };
+        if (2..=ROTATED_MEMBERS).contains(&members) && shared(self.share.start) {
+            // Units smaller than the members' chunks: each unit reads the members from
+            // its own starting one, so two threads on neighbouring units decode
+            // different members' chunks at once instead of one waiting for the other;
+            // the values are added in member order (the same sums).
+            let start = (pos / len.max(1)) % members;
+            let mut read: Vec<Option<Values>> = vec![None; members];
+            for r in 0..members {
+                let k = (start + r) % members;
+                let ds = &self.sets[self.share.start + k];
+                let id = ds.meta().var_like(first, v).unwrap_or(v);
+                read[k] = Some(ds.read(id, &idx)?);
+            }
+            for (k, x) in read.into_iter().enumerate() {
+                let m = self.share.start + k;
+                let w = self.weights.map_or(1.0, |w| w[m]);
+                let x = x.ok_or_else(|| Error::msg("internal: member not read"))?;
+                nco_core::kernels::add_elementwise(&mut acc, &x, fill, pack, w);
+            }
+            return Ok(acc);
+        }
         let mut buf = Vec::new();
         for m in self.share.clone() {
             let ds = &self.sets[m];
             let id = ds.meta().var_like(first, v).unwrap_or(v);
-            let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
             let w = self.weights.map_or(1.0, |w| w[m]);
             arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
         }
