@@ -33,6 +33,9 @@ use nco_core::types::Values;
 use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
+/// The largest chunk an nces unit holds whole (see [`Members::units`]).
+const WHOLE_CHUNK_UNIT_BYTES: usize = 64 << 20;
+
 /// The most members a unit reads before adding them (one unit's values of each in
 /// memory at once, in rotated order: [`Members::accumulate`]); more members are read
 /// and added one at a time.
@@ -521,7 +524,8 @@ impl Members<'_> {
     }
 
     /// The units of work of nces's computed variables: (position in `vars`, first row,
-    /// rows), rows of about 256 KiB, in output order.
+    /// rows), rows of about 256 KiB or of one chunk of the first member's variable
+    /// when larger (up to [`WHOLE_CHUNK_UNIT_BYTES`]), in output order.
     fn units(&self, procs: &[Option<ProcVar>]) -> Vec<(usize, usize, usize)> {
         let first = self.sets[0].meta();
         let mut units = Vec::new();
@@ -531,7 +535,24 @@ impl Members<'_> {
             }
             let idx = self.sel.for_var(first, v);
             let var = &first.vars[v];
-            let unit = pipeline::unit_bytes(var.storage.chunks.as_deref(), var.ty.size());
+            let chunk = var
+                .storage
+                .chunks
+                .as_ref()
+                .map_or(0, |c| c.iter().product::<usize>() * var.ty.size());
+            // Chunks up to WHOLE_CHUNK_UNIT_BYTES are one unit each: every member's
+            // chunk is decoded once, straight into the unit's buffer, whatever the
+            // number of members (units of part of a chunk need every member's decoded
+            // chunk kept between units: past the store's budget, 17 members of 9 MB,
+            // each unit inflated them all again, 4x NCO's time on 20 members).
+            let unit = if chunk <= WHOLE_CHUNK_UNIT_BYTES {
+                chunk.max(pipeline::unit_bytes(
+                    var.storage.chunks.as_deref(),
+                    var.ty.size(),
+                ))
+            } else {
+                pipeline::UNIT_BYTES
+            };
             let blocks = pipeline::row_blocks(&idx, var.ty.size(), unit);
             units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
         }
@@ -787,7 +808,22 @@ impl Members<'_> {
             Ok(acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow))
         };
         let mut unfit = arith::Unfit::default();
-        pipeline::for_each_ordered(units.len(), compute, |u, (vals, casts)| {
+        // Units of whole large chunks: one per thread in a window (each holds its
+        // accumulator, twice the chunk, while computed, and its result until written).
+        let first = self.sets[0].meta();
+        let large = units.iter().any(|&(o, _, len)| {
+            let var = &first.vars[vars[o]];
+            let row: usize = self
+                .sel
+                .for_var(first, vars[o])
+                .iter()
+                .skip(1)
+                .map(Vec::len)
+                .product();
+            len * row * var.ty.size() > pipeline::UNIT_BYTES * 16
+        });
+        let per_thread = if large { 1 } else { 2 };
+        pipeline::for_each_ordered_in(units.len(), per_thread, compute, |u, (vals, casts)| {
             let (o, pos, _) = units[u];
             if pos == 0 {
                 pb.inc(1);

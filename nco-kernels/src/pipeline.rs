@@ -23,9 +23,21 @@ pub use nco_base::blocks::{blocks, row_blocks, unit_bytes, whole_rows, Block, UN
 pub fn for_each_ordered<R: Send>(
     n: usize,
     f: impl Fn(usize) -> Result<R> + Sync,
+    sink: impl FnMut(usize, R) -> Result<()>,
+) -> Result<()> {
+    for_each_ordered_in(n, 2, f, sink)
+}
+
+/// [`for_each_ordered`] in windows of `per_thread` items per thread (at least one): a
+/// caller whose items are large (an nces unit of one 9 MB chunk, its accumulator twice
+/// that) holds fewer at once with one item per thread.
+pub fn for_each_ordered_in<R: Send>(
+    n: usize,
+    per_thread: usize,
+    f: impl Fn(usize) -> Result<R> + Sync,
     mut sink: impl FnMut(usize, R) -> Result<()>,
 ) -> Result<()> {
-    let window = (2 * rayon::current_num_threads()).max(1);
+    let window = (per_thread.max(1) * rayon::current_num_threads()).max(1);
     let compute = |start: usize| -> Vec<Result<R>> {
         (start..(start + window).min(n))
             .into_par_iter()
