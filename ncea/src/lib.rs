@@ -33,13 +33,8 @@ use nco_core::types::Values;
 use nco_core::{multifile, pipeline};
 use nco_core::{Error, Result};
 
-/// The largest chunk an nces unit holds whole (see [`Members::units`]).
+/// The largest chunk an nces unit holds whole (see [`Members::unit_bytes`]).
 const WHOLE_CHUNK_UNIT_BYTES: usize = 64 << 20;
-
-/// The most members a unit reads before adding them (one unit's values of each in
-/// memory at once, in rotated order: [`Members::accumulate`]); more members are read
-/// and added one at a time.
-const ROTATED_MEMBERS: usize = 16;
 
 /// nces / ncecat command line.
 #[derive(Parser, Debug, Clone)]
@@ -523,9 +518,24 @@ impl Members<'_> {
             .meta)
     }
 
+    /// The bytes of a unit of work over variable `v` of the first member: one chunk
+    /// when chunks are larger than 256 KiB, up to [`WHOLE_CHUNK_UNIT_BYTES`]
+    /// ([`pipeline::unit_bytes`]), so every member's chunk is decoded once, straight
+    /// into the unit's buffer, whatever the number of members. Units of part of a
+    /// chunk need every member's decoded chunk kept between units: past the store's
+    /// budget (17 members of 9 MB) each unit inflated them all again, 4x NCO's time on
+    /// 20 members.
+    fn unit_bytes(&self, v: usize) -> usize {
+        let var = &self.sets[0].meta().vars[v];
+        pipeline::unit_bytes(
+            var.storage.chunks.as_deref(),
+            var.ty.size(),
+            WHOLE_CHUNK_UNIT_BYTES,
+        )
+    }
+
     /// The units of work of nces's computed variables: (position in `vars`, first row,
-    /// rows), rows of about 256 KiB or of one chunk of the first member's variable
-    /// when larger (up to [`WHOLE_CHUNK_UNIT_BYTES`]), in output order.
+    /// rows), rows of [`Members::unit_bytes`], in output order.
     fn units(&self, procs: &[Option<ProcVar>]) -> Vec<(usize, usize, usize)> {
         let first = self.sets[0].meta();
         let mut units = Vec::new();
@@ -534,26 +544,8 @@ impl Members<'_> {
                 continue;
             }
             let idx = self.sel.for_var(first, v);
-            let var = &first.vars[v];
-            let chunk = var
-                .storage
-                .chunks
-                .as_ref()
-                .map_or(0, |c| c.iter().product::<usize>() * var.ty.size());
-            // Chunks up to WHOLE_CHUNK_UNIT_BYTES are one unit each: every member's
-            // chunk is decoded once, straight into the unit's buffer, whatever the
-            // number of members (units of part of a chunk need every member's decoded
-            // chunk kept between units: past the store's budget, 17 members of 9 MB,
-            // each unit inflated them all again, 4x NCO's time on 20 members).
-            let unit = if chunk <= WHOLE_CHUNK_UNIT_BYTES {
-                chunk.max(pipeline::unit_bytes(
-                    var.storage.chunks.as_deref(),
-                    var.ty.size(),
-                ))
-            } else {
-                pipeline::UNIT_BYTES
-            };
-            let blocks = pipeline::row_blocks(&idx, var.ty.size(), unit);
+            let size = first.vars[v].ty.size();
+            let blocks = pipeline::row_blocks(&idx, size, self.unit_bytes(v));
             units.extend(blocks.into_iter().map(|(pos, len)| (o, pos, len)));
         }
         units
@@ -593,40 +585,6 @@ impl Members<'_> {
         let n: usize = idx.iter().map(Vec::len).product();
         let mut acc = Accum::new(op, n);
         let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
-        let members = self.share.len();
-        let chunk_bytes = |ds: &Dataset, id: usize| {
-            let var = &ds.meta().vars[id];
-            var.storage
-                .chunks
-                .as_ref()
-                .map_or(0, |c| c.iter().product::<usize>() * var.ty.size())
-        };
-        let shared = |m: usize| {
-            let ds = &self.sets[m];
-            let id = ds.meta().var_like(first, v).unwrap_or(v);
-            ds.shares_decoded_chunks(id) && chunk_bytes(ds, id) > n * first.vars[v].ty.size()
-        };
-        if (2..=ROTATED_MEMBERS).contains(&members) && shared(self.share.start) {
-            // Units smaller than the members' chunks: each unit reads the members from
-            // its own starting one, so two threads on neighbouring units decode
-            // different members' chunks at once instead of one waiting for the other;
-            // the values are added in member order (the same sums).
-            let start = (pos / len.max(1)) % members;
-            let mut read: Vec<Option<Values>> = vec![None; members];
-            for r in 0..members {
-                let k = (start + r) % members;
-                let ds = &self.sets[self.share.start + k];
-                let id = ds.meta().var_like(first, v).unwrap_or(v);
-                read[k] = Some(ds.read(id, &idx)?);
-            }
-            for (k, x) in read.into_iter().enumerate() {
-                let m = self.share.start + k;
-                let w = self.weights.map_or(1.0, |w| w[m]);
-                let x = x.ok_or_else(|| Error::msg("internal: member not read"))?;
-                nco_core::kernels::add_elementwise(&mut acc, &x, fill, pack, w);
-            }
-            return Ok(acc);
-        }
         let mut buf = Vec::new();
         for m in self.share.clone() {
             let ds = &self.sets[m];
@@ -810,18 +768,10 @@ impl Members<'_> {
         let mut unfit = arith::Unfit::default();
         // Units of whole large chunks: one per thread in a window (each holds its
         // accumulator, twice the chunk, while computed, and its result until written).
-        let first = self.sets[0].meta();
-        let large = units.iter().any(|&(o, _, len)| {
-            let var = &first.vars[vars[o]];
-            let row: usize = self
-                .sel
-                .for_var(first, vars[o])
-                .iter()
-                .skip(1)
-                .map(Vec::len)
-                .product();
-            len * row * var.ty.size() > pipeline::UNIT_BYTES * 16
-        });
+        let large = procs
+            .iter()
+            .zip(vars)
+            .any(|(p, &v)| p.is_some() && self.unit_bytes(v) > pipeline::MAX_CHUNK_UNIT_BYTES);
         let per_thread = if large { 1 } else { 2 };
         pipeline::for_each_ordered_in(units.len(), per_thread, compute, |u, (vals, casts)| {
             let (o, pos, _) = units[u];

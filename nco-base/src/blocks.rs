@@ -6,22 +6,24 @@
 /// The bytes a streaming operator's unit of work holds by default: 256 KiB.
 pub const UNIT_BYTES: usize = 256 << 10;
 
-/// The largest chunk [`unit_bytes`] makes a unit of: 4 MiB.
+/// The largest chunk [`unit_bytes`] makes one unit of for an operator reading pieces
+/// of a chunk well from the engine's decoded copy (ncbo): 4 MiB.
 pub const MAX_CHUNK_UNIT_BYTES: usize = 4 << 20;
 
 /// The bytes of a streaming unit over a variable stored in chunks of `chunks`
 /// elements (`None`: contiguous) of `elem_size` bytes: [`UNIT_BYTES`], or one chunk
-/// when chunks are larger but not past [`MAX_CHUNK_UNIT_BYTES`] (a larger chunk is
-/// read piece by piece from the engine's decoded copy: units of a part of it would
-/// only hold more memory). Units of whole rows then
-/// start and end on chunk boundaries when a chunk spans whole rows (NCO's default
-/// chunks of a 4-D variable: one record, every level, latitude and longitude), so
-/// each chunk is decoded once, straight into one unit's buffer, and two threads never
-/// want the same chunk at once (measured on the bench's deflated ipcc files, ncbo:
-/// 256 KiB units decoded each 1 MiB chunk four times).
-pub fn unit_bytes(chunks: Option<&[usize]>, elem_size: usize) -> usize {
+/// when chunks are larger but not past `max_chunk` (a larger chunk is read piece by
+/// piece from the engine's decoded copy: units of part of it would only hold more
+/// memory). Units of whole rows then start and end on chunk boundaries when a chunk
+/// spans whole rows (NCO's default chunks of a 4-D variable: one record, every level,
+/// latitude and longitude), so each chunk is decoded once, straight into one unit's
+/// buffer, and two threads never want the same chunk at once (measured on the bench's
+/// deflated ipcc files, ncbo: 256 KiB units decoded each 1 MiB chunk four times).
+/// `max_chunk` is [`MAX_CHUNK_UNIT_BYTES`], or larger for an operator whose pieces
+/// would need many files' chunks kept at once (nces's members).
+pub fn unit_bytes(chunks: Option<&[usize]>, elem_size: usize, max_chunk: usize) -> usize {
     let chunk = chunks.map_or(0, |c| c.iter().product::<usize>().saturating_mul(elem_size));
-    if chunk > MAX_CHUNK_UNIT_BYTES {
+    if chunk > max_chunk {
         return UNIT_BYTES;
     }
     chunk.max(UNIT_BYTES)
@@ -137,15 +139,35 @@ mod tests {
 
     #[test]
     fn units_fit_chunks_between_the_default_and_the_cap() {
-        assert_eq!(unit_bytes(None, 4), UNIT_BYTES);
-        assert_eq!(unit_bytes(Some(&[1, 8, 8]), 4), UNIT_BYTES);
-        assert_eq!(unit_bytes(Some(&[1, 32, 64, 128]), 4), 1 << 20);
-        assert_eq!(unit_bytes(Some(&[512, 1024]), 4), 2 << 20);
-        assert_eq!(unit_bytes(Some(&[1080, 2160]), 4), UNIT_BYTES);
+        assert_eq!(unit_bytes(None, 4, MAX_CHUNK_UNIT_BYTES), UNIT_BYTES);
+        assert_eq!(
+            unit_bytes(Some(&[1, 8, 8]), 4, MAX_CHUNK_UNIT_BYTES),
+            UNIT_BYTES
+        );
+        assert_eq!(
+            unit_bytes(Some(&[1, 32, 64, 128]), 4, MAX_CHUNK_UNIT_BYTES),
+            1 << 20
+        );
+        assert_eq!(
+            unit_bytes(Some(&[512, 1024]), 4, MAX_CHUNK_UNIT_BYTES),
+            2 << 20
+        );
+        assert_eq!(
+            unit_bytes(Some(&[1080, 2160]), 4, MAX_CHUNK_UNIT_BYTES),
+            UNIT_BYTES
+        );
+        assert_eq!(
+            unit_bytes(Some(&[1080, 2160]), 4, 64 << 20),
+            1080 * 2160 * 4
+        );
         // One row per unit on those 1 MiB chunks: each unit is one chunk.
         let full = |n: usize| (0..n).collect::<Vec<usize>>();
         let sel = vec![full(3), full(32), full(64), full(128)];
-        let b = blocks(&sel, 4, unit_bytes(Some(&[1, 32, 64, 128]), 4));
+        let b = blocks(
+            &sel,
+            4,
+            unit_bytes(Some(&[1, 32, 64, 128]), 4, MAX_CHUNK_UNIT_BYTES),
+        );
         assert_eq!(b.len(), 3);
         assert!(b.iter().all(|b| b.rows.len() == 1 && b.cols == (0..32)));
     }

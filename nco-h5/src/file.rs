@@ -251,8 +251,9 @@ impl File {
     }
 
     /// The decoded bytes of this file's chunk at `addr` when a read of part of it
-    /// kept them ([`Claim::keep`]) and they were not forgotten since; else, once no other thread is decoding it (waiting for one that is), the claim
-    /// to decode it, which makes other threads wanting it wait in turn.
+    /// kept them ([`Claim::keep`]) and they were not forgotten since; else, once no
+    /// other thread is decoding it (waiting for one that is), the claim to decode it,
+    /// which makes other threads wanting it wait in turn.
     pub fn decoded_or_claim(&self, addr: u64) -> Decoded {
         claim_or_kept((self.id, addr))
     }

@@ -286,38 +286,34 @@ impl Plan<'_> {
             let c = v.chunk[k];
             c.min(v.shape[k] - gs[k].chunk * c) as usize
         };
-        let offsets = |k: usize| {
-            let mut seen: Vec<usize> = gs[k].pos.iter().map(|&(_, o)| o).collect();
-            seen.sort_unstable();
-            seen.dedup();
-            seen
-        };
         let last_row = gs[0].pos.iter().map(|&(_, o)| o).max().unwrap_or(0);
         if last_row + 1 < extent(0) {
             return true;
         }
+        // The distinct offsets read along each dimension.
+        let offsets: Vec<Vec<usize>> = gs
+            .iter()
+            .map(|g| {
+                let mut seen: Vec<usize> = g.pos.iter().map(|&(_, o)| o).collect();
+                seen.sort_unstable();
+                seen.dedup();
+                seen
+            })
+            .collect();
+        let whole = |k: usize| offsets[k].len() == extent(k);
         // The first dimension after which everything is whole.
         let mut k = rank - 1;
-        while k > 0 && offsets(k).len() == extent(k) {
+        while k > 0 && whole(k) {
             k -= 1;
         }
-        if offsets(k).len() == extent(k) && k == 0 {
-            // The whole chunk: nothing more of it to come.
+        if (k == 0 && whole(0)) || (k + 1 == rank && rank > 1) {
+            // The whole chunk, or nothing after `k` whole (a point or a column).
             return false;
         }
-        if k + 1 == rank && rank > 1 {
+        if offsets[..k].iter().any(|o| o.len() != 1) {
             return false;
         }
-        let before: Vec<Vec<usize>> = (0..k).map(offsets).collect();
-        if before.iter().any(|o| o.len() != 1) {
-            return false;
-        }
-        let last_k = offsets(k).last().copied().unwrap_or(0);
-        let at_end = last_k + 1 >= extent(k)
-            && before
-                .iter()
-                .enumerate()
-                .all(|(j, o)| o[0] + 1 >= extent(j));
+        let at_end = (0..=k).all(|j| offsets[j].last().is_some_and(|&o| o + 1 >= extent(j)));
         !at_end
     }
 

@@ -590,20 +590,6 @@ impl Dataset {
         }
     }
 
-    /// Whether reads of parts of variable `var`'s chunks share one decoded copy of
-    /// each chunk between threads (netCDF-4 through the chunk engine, a chunked
-    /// variable): a second thread wanting a chunk being decoded waits for it, so
-    /// callers reading several files' chunks at once gain by taking them in different
-    /// orders.
-    pub fn shares_decoded_chunks(&self, var: usize) -> bool {
-        matches!(self.reader, Reader::Nc4(..))
-            && self
-                .meta()
-                .vars
-                .get(var)
-                .is_some_and(|v| v.storage.chunks.is_some())
-    }
-
     /// Our classic reader, when this file uses it (for raw copies).
     pub fn classic(&self) -> Option<&classic::Reader> {
         match &self.reader {

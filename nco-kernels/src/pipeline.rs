@@ -8,7 +8,9 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 
-pub use nco_base::blocks::{blocks, row_blocks, unit_bytes, whole_rows, Block, UNIT_BYTES};
+pub use nco_base::blocks::{
+    blocks, row_blocks, unit_bytes, whole_rows, Block, MAX_CHUNK_UNIT_BYTES, UNIT_BYTES,
+};
 
 /// Compute `f(i)` for `i in 0..n` in parallel windows of `2 × threads` items and pass
 /// each result to `sink(i, result)` in increasing `i`, on the calling thread. With more

@@ -282,7 +282,11 @@ fn compute(
     for (ji, ((big, bv), _)) in sides.iter().enumerate() {
         let var = &big.meta().vars[*bv];
         let es = var.ty.size();
-        let unit = pipeline::unit_bytes(var.storage.chunks.as_deref(), es);
+        let unit = pipeline::unit_bytes(
+            var.storage.chunks.as_deref(),
+            es,
+            pipeline::MAX_CHUNK_UNIT_BYTES,
+        );
         let blocks = pipeline::blocks(&big.idx(*bv), es, unit);
         units.extend(blocks.into_iter().map(|b| (ji, b)));
     }

@@ -512,17 +512,12 @@ pub fn pick_records(
                 i += spec.stride.max(1);
             }
             for (g, grp) in globals {
-                let mut rest = g;
-                for (fi, f) in files.iter().enumerate() {
-                    if rest < f.0 {
-                        out.push(RecordPick {
-                            file: fi,
-                            record: rest,
-                            group: grp,
-                        });
-                        break;
-                    }
-                    rest -= f.0;
+                if let Some((file, record)) = locate(files, g) {
+                    out.push(RecordPick {
+                        file,
+                        record,
+                        group: grp,
+                    });
                 }
             }
         }
@@ -535,6 +530,19 @@ pub fn pick_records(
     Ok(out)
 }
 
+/// The file and record of record `g` of the concatenation of `files`; `None` past
+/// the last.
+fn locate(files: &[(usize, Option<Vec<f64>>, Option<String>)], g: usize) -> Option<(usize, usize)> {
+    let mut rest = g;
+    for (fi, f) in files.iter().enumerate() {
+        if rest < f.0 {
+            return Some((fi, rest));
+        }
+        rest -= f.0;
+    }
+    None
+}
+
 /// Whether the `sub` records of `span` from position `i` all exist and lie in one of
 /// `files` (counted across the concatenation).
 fn whole_in_one_file(
@@ -543,16 +551,9 @@ fn whole_in_one_file(
     sub: usize,
     files: &[(usize, Option<Vec<f64>>, Option<String>)],
 ) -> bool {
-    let file_of = |g: usize| {
-        let mut rest = g;
-        files.iter().position(|f| {
-            let here = rest < f.0;
-            rest = rest.saturating_sub(f.0);
-            here
-        })
-    };
+    let file_of = |g: usize| locate(files, g).map(|(f, _)| f);
     match (span.get(i), span.get(i + sub - 1)) {
-        (Some(&a), Some(&b)) => file_of(a) == file_of(b),
+        (Some(&a), Some(&b)) => file_of(a).is_some() && file_of(a) == file_of(b),
         _ => false,
     }
 }
