@@ -322,6 +322,7 @@ pub fn build_meta(geo: Geometry, opt: &GenOptions, variant: u32) -> Meta {
                     chunks: Some(chunks),
                     deflate: opt.deflate.filter(|&l| l > 0),
                     shuffle: opt.shuffle,
+                    fletcher32: false,
                     quantize: None,
                 }
             } else {

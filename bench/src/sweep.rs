@@ -118,6 +118,7 @@ fn build_meta(records: usize, shape: [usize; 3], deflate: i32, shuffle: bool) ->
                 chunks: Some(shape.to_vec()),
                 deflate: (deflate > 0).then_some(deflate),
                 shuffle: shuffle && deflate > 0,
+                fletcher32: false,
                 quantize: None,
             }
         } else {

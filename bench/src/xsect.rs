@@ -192,6 +192,7 @@ pub fn run(opt: &XsectOptions) -> Result<String> {
                     chunks: opt.chunks.clone(),
                     deflate: opt.deflate,
                     shuffle: opt.shuffle,
+                    fletcher32: false,
                     quantize: None,
                 }
             } else {

@@ -20,7 +20,7 @@ use std::ops::Range;
 use nco_core::arith::{self, ProcVar};
 use nco_core::cli::ranks::Ranks;
 use nco_core::cli::{self, OperatorArgs};
-use nco_core::dataset::Dataset;
+use nco_core::dataset::{Dataset, Piece};
 use nco_core::extract::RecordChange;
 use nco_core::hyperslab::Selection;
 use nco_core::kernels::cast::Casts;
@@ -747,7 +747,13 @@ impl Members<'_> {
             }
         }
         let units = self.units(procs);
-        let compute = |u: usize| -> Result<(Values, Casts)> {
+        // Chunk rows of netCDF-4 outputs are encoded by the thread that computed them:
+        // what waits for the writer is the deflated chunks, and the deflating is done
+        // in parallel with the rest of the work.
+        let encoders: Vec<_> = (0..vars.len())
+            .map(|o| procs[o].as_ref().and_then(|_| out.encoder(o)))
+            .collect();
+        let compute = |u: usize| -> Result<(Piece, Casts)> {
             let (o, pos, _) = units[u];
             let pv = procs[o]
                 .as_ref()
@@ -756,14 +762,21 @@ impl Members<'_> {
                 Some(parts) => parts.accumulator(&self.unit_key(o, pos), op)?,
                 None => self.accumulate(op, pv, units[u])?,
             };
-            if self.numerator {
+            let (vals, casts) = if self.numerator {
                 // -N: the bare (weighted) sums, as NCO 5.1.4's nces and ncra write
                 // them; an element no member has stays missing (NCO writes 0 there).
                 let sums = acc.sums();
                 let (ty, fill, mode) = (pv.out.ty, pv.out_fill, pv.overflow);
-                return Ok(nco_core::kernels::to_values_with(&sums, ty, fill, mode));
-            }
-            Ok(acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow))
+                nco_core::kernels::to_values_with(&sums, ty, fill, mode)
+            } else {
+                acc.finish_values(true, pv.out.ty, pv.out_fill, pv.overflow)
+            };
+            drop(acc);
+            let piece = match &encoders[o] {
+                Some(e) => e.encode(pos, vals)?,
+                None => Piece::Values(vals),
+            };
+            Ok((piece, casts))
         };
         let mut unfit = arith::Unfit::default();
         // Units of whole large chunks: one per thread in a window (each holds its
@@ -773,7 +786,7 @@ impl Members<'_> {
             .zip(vars)
             .any(|(p, &v)| p.is_some() && self.unit_bytes(v) > pipeline::MAX_CHUNK_UNIT_BYTES);
         let per_thread = if large { 1 } else { 2 };
-        pipeline::for_each_ordered_in(units.len(), per_thread, compute, |u, (vals, casts)| {
+        pipeline::for_each_ordered_in(units.len(), per_thread, compute, |u, (piece, casts)| {
             let (o, pos, _) = units[u];
             if pos == 0 {
                 pb.inc(1);
@@ -781,7 +794,7 @@ impl Members<'_> {
             if procs[o].is_some() {
                 unfit.add(&meta.var_ref(o), casts);
             }
-            out.write(o, pos, &vals)
+            out.write_piece(o, pos, piece)
         })?;
         pb.finish_and_clear();
         Ok(unfit)

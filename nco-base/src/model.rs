@@ -134,6 +134,9 @@ pub struct Storage {
     pub deflate: Option<i32>,
     /// Byte-shuffle filter.
     pub shuffle: bool,
+    /// Fletcher-32 checksum of each chunk (kept from the input as NCO 5.1.4 keeps it,
+    /// dropped when a compression option says how to store the variable).
+    pub fletcher32: bool,
     /// Quantization of the values before they are stored (NCO's `--ppc`, which applies
     /// to netCDF3 outputs too); `None` for values stored as given. Writers carry it
     /// out through the filter the planning layer registers for the variable; readers

@@ -179,6 +179,7 @@ c_functions! { NcTable, nc, nc, "libnetcdf":
         chunksizesp: *const usize) -> c_int;
     fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int,
         deflate_level: c_int) -> c_int;
+    fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int;
     fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int,
         fill_value: *const c_void) -> c_int;
     fn nc_enddef(ncid: c_int) -> c_int;
@@ -209,6 +210,7 @@ c_functions! { NcTable, nc, nc, "libnetcdf":
     fn nc_inq_var_deflate(ncid: c_int, varid: c_int, shufflep: *mut c_int,
         deflatep: *mut c_int, deflate_levelp: *mut c_int) -> c_int;
     fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int;
+    fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int;
     fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int;
     fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int;
     fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int;

@@ -58,24 +58,7 @@ impl H5File {
     /// Errors: a scalar, a row range not on chunk boundaries, a size that is not whole
     /// rows, HDF5 failures (named).
     pub fn prepare_rows(&self, v: &mut VarIndex, first: u64, bytes: usize) -> Result<()> {
-        let rank = v.shape.len();
-        let inner: u64 = v.shape.iter().skip(1).product();
-        let rowb = inner * v.elem as u64;
-        if rank == 0 || rowb == 0 {
-            return Err(Error::Unsupported("direct chunk writes of scalars".into()));
-        }
-        if bytes as u64 % rowb != 0 {
-            return Err(Error::Request(format!(
-                "{bytes} bytes is not whole rows of {rowb}"
-            )));
-        }
-        let end = first + bytes as u64 / rowb;
-        let c0 = v.chunk[0];
-        if first % c0 != 0 || (end % c0 != 0 && end < v.shape[0]) {
-            return Err(Error::Request(format!(
-                "rows {first}..{end} are not on chunk boundaries of {c0}"
-            )));
-        }
+        let end = check_rows(v, first, bytes)?;
         if end > v.shape[0] {
             let c = cname(&v.name)?;
             let mut dims = v.shape.clone();
@@ -116,36 +99,12 @@ impl H5File {
         for (w, rw) in writes.iter().enumerate() {
             let v = rw.var;
             names.push(cname(&v.name).map_err(|e| (w, e))?);
-            let level = v
-                .filters
-                .iter()
-                .find_map(|f| match f {
-                    Filter::Deflate(l) => Some(*l as i32),
-                    _ => None,
-                })
-                .unwrap_or(1);
-            let lvl = libdeflater::CompressionLvl::new(level)
-                .map_err(|_| (w, Error::Request(format!("deflate level {level}"))))?;
-            levels.push(lvl);
-            let rank = v.shape.len();
-            let rowb = v.shape.iter().skip(1).product::<u64>() * v.elem as u64;
-            let rows = rw.data.len() as u64 / rowb.max(1);
-            let grid = v.grid();
-            let span: Vec<u64> = std::iter::once(rows.div_ceil(v.chunk[0]))
-                .chain(grid[1..].iter().copied())
-                .collect();
-            if span.contains(&0) {
-                continue;
-            }
-            let mut g = vec![0u64; rank];
-            loop {
-                let mut off: Vec<u64> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
-                off[0] += rw.first;
-                coords.push((w, off));
-                if !odometer(&mut g, &span) {
-                    break;
-                }
-            }
+            levels.push(deflate_level(v).map_err(|e| (w, e))?);
+            coords.extend(
+                chunk_offsets(v, rw.first, rw.data.len())
+                    .into_iter()
+                    .map(|off| (w, off)),
+            );
         }
         let batch = BATCH_PER_THREAD * rayon::current_num_threads();
         for part in coords.chunks(batch) {
@@ -170,7 +129,9 @@ impl H5File {
                                 zs.len() - 1
                             }
                         };
-                        encode_chunk(rw.var, rw.first, rw.data, off, &mut zs[at].1, a, b)
+                        let len0 = rw.var.shape[0];
+                        encode_chunk(rw.var, len0, rw.first, rw.data, off, &mut zs[at].1, a, b)
+                            .map(|()| encoded(a))
                             .map_err(|e| (*w, e))
                     },
                 )
@@ -337,29 +298,206 @@ pub struct RowsWrite<'a> {
     pub data: &'a [u8],
 }
 
+/// Check that `bytes` bytes from row `first` are whole rows of `v` starting on a
+/// chunk boundary of dimension 0 and ending on one or at or past its current extent;
+/// returns the row they end at.
+///
+/// Errors: a scalar, a size that is not whole rows, rows off the chunk boundaries.
+fn check_rows(v: &VarIndex, first: u64, bytes: usize) -> Result<u64> {
+    let rank = v.shape.len();
+    let inner: u64 = v.shape.iter().skip(1).product();
+    let rowb = inner * v.elem as u64;
+    if rank == 0 || rowb == 0 {
+        return Err(Error::Unsupported("direct chunk writes of scalars".into()));
+    }
+    if bytes as u64 % rowb != 0 {
+        return Err(Error::Request(format!(
+            "{bytes} bytes is not whole rows of {rowb}"
+        )));
+    }
+    let end = first + bytes as u64 / rowb;
+    let c0 = v.chunk[0];
+    if first % c0 != 0 || (end % c0 != 0 && end < v.shape[0]) {
+        return Err(Error::Request(format!(
+            "rows {first}..{end} are not on chunk boundaries of {c0}"
+        )));
+    }
+    Ok(end)
+}
+
 /// A dataset path as HDF5 takes it.
 fn cname(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| Error::Request("NUL in name".into()))
 }
 
+/// The deflate level of `v`'s pipeline (1 when it has no deflate: unused then).
+///
+/// Errors: a level libdeflate does not have.
+fn deflate_level(v: &VarIndex) -> Result<libdeflater::CompressionLvl> {
+    let level = v
+        .filters
+        .iter()
+        .find_map(|f| match f {
+            Filter::Deflate(l) => Some(*l as i32),
+            _ => None,
+        })
+        .unwrap_or(1);
+    libdeflater::CompressionLvl::new(level)
+        .map_err(|_| Error::Request(format!("deflate level {level}")))
+}
+
+/// The offsets of the chunks covering `bytes` bytes of whole rows of `v` from row
+/// `first` (on a chunk boundary), in row-major order of the chunk grid.
+fn chunk_offsets(v: &VarIndex, first: u64, bytes: usize) -> Vec<Vec<u64>> {
+    let rank = v.shape.len();
+    let rowb = v.shape.iter().skip(1).product::<u64>() * v.elem as u64;
+    let rows = bytes as u64 / rowb.max(1);
+    let grid = v.grid();
+    let span: Vec<u64> = std::iter::once(rows.div_ceil(v.chunk[0]))
+        .chain(grid[1..].iter().copied())
+        .collect();
+    let mut offs = Vec::new();
+    if span.contains(&0) {
+        return offs;
+    }
+    let mut g = vec![0u64; rank];
+    loop {
+        let mut off: Vec<u64> = g.iter().zip(&v.chunk).map(|(i, c)| i * c).collect();
+        off[0] += first;
+        offs.push(off);
+        if !odometer(&mut g, &span) {
+            break;
+        }
+    }
+    offs
+}
+
+/// The chunks of a row range of one dataset, encoded away from the file (on the
+/// thread that computed them, [`encode_rows`]) and stored later, in the writer's
+/// order, with [`H5File::store_encoded`]: the values need not wait for the writer.
+#[derive(Debug)]
+pub struct EncodedRows {
+    /// The first row along dimension 0 (on a chunk boundary).
+    pub first: u64,
+    /// Bytes of the rows before encoding (whole rows).
+    pub bytes: usize,
+    /// (offset of the chunk, its stored bytes), in row-major order of the chunk grid.
+    chunks: Vec<(Vec<u64>, Vec<u8>)>,
+}
+
+impl EncodedRows {
+    /// Bytes of the encoded chunks.
+    pub fn stored_bytes(&self) -> usize {
+        self.chunks.iter().map(|(_, c)| c.len()).sum()
+    }
+}
+
+thread_local! {
+    /// A compressor per deflate level, kept by each thread that encodes rows.
+    static COMPRESSORS: std::cell::RefCell<Vec<(i32, libdeflater::Compressor)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Encode rows `first..` of dimension 0 of the dataset `v` describes from `data`
+/// (native byte order, row-major, whole rows) as [`H5File::write_many`] would, on the
+/// calling thread, for [`H5File::store_encoded`]. The rows must start on a chunk
+/// boundary of dimension 0 and end on one or at or past the dataset's current extent
+/// (edges padded with the fill value, the extent taken as the rows' end when they
+/// pass it, as [`H5File::prepare_rows`] grows it).
+///
+/// Errors: a scalar, rows not on chunk boundaries or not whole, a deflate level out
+/// of range.
+pub fn encode_rows<D: AsRef<[u8]>>(v: &VarIndex, first: u64, data: D) -> Result<EncodedRows> {
+    let bytes = data.as_ref().len();
+    let end = check_rows(v, first, bytes)?;
+    let len0 = v.shape[0].max(end);
+    let lvl = deflate_level(v)?;
+    let key = i32::from(lvl);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let offs = chunk_offsets(v, first, bytes);
+    let chunks = COMPRESSORS.with_borrow_mut(move |zs| -> Result<Vec<(Vec<u64>, Vec<u8>)>> {
+        let at = match zs.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                zs.push((key, libdeflater::Compressor::new(lvl)));
+                zs.len() - 1
+            }
+        };
+        let z = &mut zs[at].1;
+        let mut chunks = Vec::with_capacity(offs.len());
+        if let [off] = offs.as_slice() {
+            if let (Some(run), Some(f)) = (whole_run(v, len0, first, off), v.filters.first()) {
+                // One chunk: its first stage reads the caller's data, which is freed
+                // before the others run (the peak is two chunk buffers, not three).
+                let src = &data.as_ref()[run..run + v.chunk_bytes()];
+                filter_stage(f, src, z, &mut b)?;
+                drop(data);
+                std::mem::swap(&mut a, &mut b);
+                filter_chunk(&v.filters[1..], None, z, &mut a, &mut b)?;
+                a.shrink_to_fit();
+                chunks.push((off.clone(), a));
+                return Ok(chunks);
+            }
+        }
+        for off in offs {
+            encode_chunk(v, len0, first, data.as_ref(), &off, z, &mut a, &mut b)?;
+            chunks.push((off, encoded(&mut a)));
+        }
+        Ok(chunks)
+    })?;
+    Ok(EncodedRows {
+        first,
+        bytes,
+        chunks,
+    })
+}
+
+impl H5File {
+    /// Store rows encoded by [`encode_rows`] into the dataset `v` describes, growing it
+    /// along dimension 0 first when they end past it ([`H5File::prepare_rows`]).
+    ///
+    /// Errors: as [`H5File::prepare_rows`]; HDF5 failures (named).
+    pub fn store_encoded(&self, v: &mut VarIndex, rows: &EncodedRows) -> Result<()> {
+        self.prepare_rows(v, rows.first, rows.bytes)?;
+        let names = [cname(&v.name)?];
+        let items = rows
+            .chunks
+            .iter()
+            .map(|(off, c)| (0, off.as_slice(), 0, c.as_slice()));
+        self.store_chunks(&names, items).map_err(|(_, e)| e)
+    }
+}
+
 /// Cut the chunk at `off` out of `data` (rows from `first`), pad edges with the fill
-/// value, and apply the variable's filters in order.
+/// value (the dataset taken as `len0` rows long), and apply the variable's filters in
+/// order. A whole chunk of whole rows in native order is filtered straight from
+/// `data` (no copy into the chunk buffer).
+#[allow(clippy::too_many_arguments)]
 fn encode_chunk(
     v: &VarIndex,
+    len0: u64,
     first: u64,
     data: &[u8],
     off: &[u64],
     z: &mut libdeflater::Compressor,
     a: &mut Vec<u8>,
     b: &mut Vec<u8>,
-) -> Result<Vec<u8>> {
+) -> Result<()> {
     let rank = v.shape.len();
     let es = v.elem;
     let want = v.chunk_bytes();
+    let len = |k: usize| if k == 0 { len0 } else { v.shape[k] };
     // The extent of the chunk inside the dataset; edges past it are the fill value.
     let ext: Vec<u64> = (0..rank)
-        .map(|k| v.chunk[k].min(v.shape[k].saturating_sub(off[k])))
+        .map(|k| v.chunk[k].min(len(k).saturating_sub(off[k])))
         .collect();
+    let swap = v.big_endian != cfg!(target_endian = "big") && es > 1;
+    if let Some(at) = whole_run(v, len0, first, off).filter(|_| !v.filters.is_empty()) {
+        let src = data
+            .get(at..at + want)
+            .ok_or_else(|| Error::Request("rows shorter than their chunks".into()))?;
+        return filter_chunk(&v.filters, Some(src), z, a, b);
+    }
     a.clear();
     if ext == v.chunk {
         // Every byte is copied over below.
@@ -396,35 +534,86 @@ fn encode_chunk(
             }
         }
     }
-    if v.big_endian != cfg!(target_endian = "big") && es > 1 {
+    if swap {
         for e in a.chunks_exact_mut(es) {
             e.reverse();
         }
     }
-    for f in &v.filters {
-        match f {
-            Filter::Shuffle(s) => {
-                b.resize(a.len(), 0);
-                filters::shuffle(a, *s, b);
-                std::mem::swap(a, b);
-            }
-            Filter::Deflate(_) => {
-                filters::deflate(z, a, b)?;
-                std::mem::swap(a, b);
-            }
-            Filter::Fletcher32 => {
-                let sum = filters::fletcher32(a);
-                a.extend_from_slice(&sum.to_le_bytes());
-            }
-        }
-    }
-    // The encoded chunk goes out; the bigger buffer stays for the next chunk.
-    let out = if a.capacity() > 2 * a.len() {
+    filter_chunk(&v.filters, None, z, a, b)
+}
+
+/// Where the chunk at `off` starts in `data` (rows from `first`, the dataset taken as
+/// `len0` rows long) when it is one run of it in the stored byte order: a whole chunk
+/// (not an edge) of whole rows, native order. `None` otherwise (cut and padded).
+fn whole_run(v: &VarIndex, len0: u64, first: u64, off: &[u64]) -> Option<usize> {
+    let rank = v.shape.len();
+    let whole = (0..rank).all(|k| {
+        let len = if k == 0 { len0 } else { v.shape[k] };
+        off[k] + v.chunk[k] <= len
+    });
+    let swap = v.big_endian != cfg!(target_endian = "big") && v.elem > 1;
+    (whole && v.chunk[1..] == v.shape[1..] && !swap)
+        .then(|| (off[0] - first) as usize * v.chunk_bytes() / v.chunk[0] as usize)
+}
+
+/// The encoded chunk in `a` taken out: cloned when `a` is more than twice its size
+/// (the bigger buffer stays for the next chunk), else moved.
+fn encoded(a: &mut Vec<u8>) -> Vec<u8> {
+    if a.capacity() > 2 * a.len() {
         a.clone()
     } else {
         std::mem::take(a)
-    };
-    Ok(out)
+    }
+}
+
+/// Apply `filters` in order to a chunk's bytes: `src` when given, else those in `a`;
+/// the encoded chunk is left in `a` (`b` is a stage buffer).
+fn filter_chunk(
+    filters: &[Filter],
+    src: Option<&[u8]>,
+    z: &mut libdeflater::Compressor,
+    a: &mut Vec<u8>,
+    b: &mut Vec<u8>,
+) -> Result<()> {
+    // Whether the chunk's bytes are in `a` (else still in `src`).
+    let mut in_a = src.is_none();
+    for f in filters {
+        let input: &[u8] = match (in_a, src) {
+            (false, Some(s)) => s,
+            _ => a,
+        };
+        filter_stage(f, input, z, b)?;
+        std::mem::swap(a, b);
+        in_a = true;
+    }
+    if let (false, Some(s)) = (in_a, src) {
+        a.clear();
+        a.extend_from_slice(s);
+    }
+    Ok(())
+}
+
+/// One filter `f` applied to `input`, the result in `out`.
+fn filter_stage(
+    f: &Filter,
+    input: &[u8],
+    z: &mut libdeflater::Compressor,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    match f {
+        Filter::Shuffle(s) => {
+            out.resize(input.len(), 0);
+            filters::shuffle(input, *s, out);
+        }
+        Filter::Deflate(_) => filters::deflate(z, input, out)?,
+        Filter::Fletcher32 => {
+            let sum = filters::fletcher32(input);
+            out.clear();
+            out.extend_from_slice(input);
+            out.extend_from_slice(&sum.to_le_bytes());
+        }
+    }
+    Ok(())
 }
 
 /// Reset `errno`, so a failure's system error can be told from an earlier one.

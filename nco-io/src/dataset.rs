@@ -19,6 +19,7 @@ use std::sync::{Mutex, RwLock};
 
 use crate::classic;
 use crate::error::{Error, Result};
+pub use crate::h5::{EncodedPiece, RowsEncoder};
 use crate::h5::{H5Reader, H5Writer};
 use crate::model::{Attr, Meta};
 use crate::nc4::{LibReader, LibWriter};
@@ -643,6 +644,16 @@ fn check_range(
 /// over the variable's whole shape) of the first of them.
 pub type WriteFilter = Box<dyn Fn(&mut Values, u64) + Send + Sync>;
 
+/// What a thread computing a variable hands the writer: its values, or its chunk rows
+/// already encoded ([`OutFile::encoder`]).
+#[derive(Debug)]
+pub enum Piece {
+    /// Values of the variable (any type the variable's converts from).
+    Values(Values),
+    /// Whole chunk rows, encoded.
+    Encoded(crate::h5::EncodedPiece),
+}
+
 /// An output file being written: definitions first (all at [`OutFile::create`]), then data.
 pub struct OutFile {
     writer: Writer,
@@ -775,6 +786,35 @@ impl OutFile {
             filter(&mut values, at);
         }
         self.store(var, first, &values)
+    }
+
+    /// An encoder of whole chunk rows of variable `var`, for the threads that compute
+    /// its values ([`crate::h5::RowsEncoder`]): netCDF-4 outputs whose variable our
+    /// engine writes and that has no write filter (`--ppc`); `None` otherwise.
+    pub fn encoder(&self, var: usize) -> Option<crate::h5::RowsEncoder> {
+        match &self.writer {
+            Writer::Nc4(h5, _) if !self.filtered(var) => h5.encoder(&self.meta, var),
+            _ => None,
+        }
+    }
+
+    /// Write a piece: values ([`OutFile::write_owned`] from row `first`) or chunk rows
+    /// an [`OutFile::encoder`] of this file encoded.
+    ///
+    /// Errors: as [`OutFile::write_at`] and [`crate::h5::H5Writer::write_encoded`].
+    pub fn write_piece(&mut self, var: usize, first: usize, piece: Piece) -> Result<()> {
+        match piece {
+            Piece::Values(v) => self.write_owned(var, &[first], v),
+            Piece::Encoded(e) => match &mut self.writer {
+                Writer::Nc4(h5, _) if e.var == var && e.first() == first => {
+                    h5.write_encoded(&self.meta, e)
+                }
+                _ => Err(Error::var(
+                    &self.meta.vars[var].name,
+                    "internal: encoded rows for another file, variable or row",
+                )),
+            },
+        }
     }
 
     /// Write values already of the variable's type and filtered.
@@ -963,6 +1003,7 @@ mod tests {
             chunks: Some(c.to_vec()),
             deflate: Some(1),
             shuffle: true,
+            fletcher32: false,
             quantize: None,
         };
         for (name, dims, chunks) in [

@@ -314,6 +314,85 @@ struct OutVar {
     lib: bool,
 }
 
+/// Encodes whole chunk rows of one variable of a netCDF-4 output on the thread that
+/// computed them (shuffle, deflate, Fletcher-32 as libnetcdf defined the variable), so
+/// that the writer only stores them ([`H5Writer::write_encoded`]): a computed
+/// variable's chunks are deflated in parallel where they are made, and what waits for
+/// the writer is the encoded chunks, not the values.
+#[derive(Clone, Debug)]
+pub struct RowsEncoder {
+    var: usize,
+    desc: VarIndex,
+    /// Elements in one row along the first dimension.
+    row: usize,
+    /// The first dimension's length, `None` when unlimited.
+    rows: Option<usize>,
+    ty: NcType,
+    path: String,
+    name: String,
+}
+
+/// Chunk rows of one variable encoded by a [`RowsEncoder`], for
+/// [`H5Writer::write_encoded`].
+#[derive(Debug)]
+pub struct EncodedPiece {
+    /// The output's variable.
+    pub var: usize,
+    rows: nco_h5::write::EncodedRows,
+}
+
+impl EncodedPiece {
+    /// The first row along the variable's first dimension.
+    pub fn first(&self) -> usize {
+        self.rows.first as usize
+    }
+}
+
+impl RowsEncoder {
+    /// `values` (of the variable's type, rows from `first` along its first dimension)
+    /// encoded as the output's chunks when they are whole chunk rows: starting on a
+    /// chunk boundary and ending on one (or at the end of a fixed first dimension).
+    /// Otherwise the values themselves, for the writer. The values are freed as soon
+    /// as the encoding no longer needs them (after the first filter of a single chunk).
+    ///
+    /// Errors: encoding failures (named with the file and variable).
+    pub fn encode(&self, first: usize, values: Values) -> Result<crate::dataset::Piece> {
+        use crate::dataset::Piece;
+        let n = values.len();
+        let c0 = self.desc.chunk[0] as usize;
+        if values.nc_type() != self.ty || n == 0 || n % self.row != 0 || first % c0 != 0 {
+            return Ok(Piece::Values(values));
+        }
+        let count = n / self.row;
+        let end = first + count;
+        let whole = match self.rows {
+            Some(len) => end <= len && (count % c0 == 0 || end == len),
+            None => count % c0 == 0,
+        };
+        if !whole {
+            return Ok(Piece::Values(values));
+        }
+        let rows = nco_h5::write::encode_rows(&self.desc, first as u64, ValueBytes(values))
+            .map_err(|e| Error::Format {
+                path: self.path.clone(),
+                reason: format!("variable {}: {e}", self.name),
+            })?;
+        Ok(Piece::Encoded(EncodedPiece {
+            var: self.var,
+            rows,
+        }))
+    }
+}
+
+/// Values seen as their native-order bytes.
+struct ValueBytes(Values);
+
+impl AsRef<[u8]> for ValueBytes {
+    fn as_ref(&self) -> &[u8] {
+        ne_bytes(&self.0)
+    }
+}
+
 /// Bands of one variable in progress at once before its writes go to libnetcdf
 /// instead (writes in an order that leaves chunk rows open).
 const MAX_OPEN_BANDS: usize = 8;
@@ -438,6 +517,52 @@ impl H5Writer {
         // writes over it, which libnetcdf does.
         o.lib = true;
         Ok(true)
+    }
+
+    /// An encoder of whole chunk rows of variable `var` for the threads that compute
+    /// its values ([`RowsEncoder`]), when the engine writes `var`.
+    pub fn encoder(&self, meta: &Meta, var: usize) -> Option<RowsEncoder> {
+        let o = self.vars[var].as_ref().filter(|o| !o.lib && o.row > 0)?;
+        let v = &meta.vars[var];
+        Some(RowsEncoder {
+            var,
+            desc: o.desc.clone(),
+            row: o.row,
+            rows: o.rows,
+            ty: v.ty,
+            path: self.path.clone(),
+            name: v.name.clone(),
+        })
+    }
+
+    /// Store chunk rows a [`RowsEncoder`] of this output encoded. They must not have
+    /// been written before in part (the encoder's caller writes each row range once).
+    ///
+    /// Errors: rows of a variable libnetcdf writes now or partly written already
+    /// (internal errors), HDF5 failures (named).
+    pub fn write_encoded(&mut self, meta: &Meta, e: EncodedPiece) -> Result<()> {
+        let v = &meta.vars[e.var];
+        let Some(o) = self.vars[e.var].as_mut().filter(|o| !o.lib) else {
+            return Err(named(
+                &self.path,
+                v,
+                "internal: encoded rows of a variable libnetcdf writes",
+            ));
+        };
+        let c0 = o.desc.chunk[0] as usize;
+        let first = e.rows.first as usize / c0;
+        let rows = e.rows.bytes / (o.row * v.ty.size()).max(1);
+        let last = (e.rows.first as usize + rows).div_ceil(c0);
+        if o.bands.range(first..last).next().is_some() {
+            return Err(named(
+                &self.path,
+                v,
+                "internal: encoded rows over rows partly written",
+            ));
+        }
+        self.h5
+            .store_encoded(&mut o.desc, &e.rows)
+            .map_err(|err| named(&self.path, v, err))
     }
 
     /// Whether the engine writes variable `var`.

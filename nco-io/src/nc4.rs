@@ -625,6 +625,10 @@ impl Walk {
             .map_err(ve)?;
             storage.shuffle = shuffle != 0;
             storage.deflate = (deflate != 0).then_some(level);
+            let mut fletcher32 = 0;
+            // SAFETY: valid ids and out-pointer.
+            check(unsafe { nc::nc_inq_var_fletcher32(gid, vid, &mut fletcher32) }).map_err(ve)?;
+            storage.fletcher32 = fletcher32 != 0;
         }
         self.meta.vars.push(Var {
             name,
@@ -1315,6 +1319,10 @@ impl LibWriter {
                 })
                 .map_err(ve)?;
             }
+            if v.storage.fletcher32 {
+                // SAFETY: valid ids.
+                check(unsafe { nc::nc_def_var_fletcher32(gid, vid, 1) }).map_err(ve)?;
+            }
         }
         if v.attr("_FillValue").is_none() && v.ty != NcType::Str && !meta.format.is_netcdf4() {
             // Classic formats only (no fill pass over the data); netCDF-4 variables keep
@@ -1527,6 +1535,7 @@ mod tests {
             chunks: Some(vec![1, 2, 3]),
             deflate: Some(3),
             shuffle: true,
+            fletcher32: true,
             quantize: None,
         };
         m.vars.push(t);

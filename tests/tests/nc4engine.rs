@@ -1032,3 +1032,119 @@ fn nces_of_members_in_one_large_chunk_equals_nco_and_libnetcdf() {
         );
     }
 }
+
+/// nces's computed chunk rows of netCDF-4 outputs are encoded by the threads that
+/// compute them (the writer only stores them), on every path of that encoding: one
+/// chunk of whole rows (filtered straight from the values), chunk rows cut from rows
+/// wider than the chunks, a fixed first dimension ending in a short edge chunk
+/// (padded), big-endian storage with Fletcher-32, and a record variable whose last
+/// chunk row is short (its values go to the writer instead). Members written by
+/// netCDF4-python; the output equals NCO's and ours through libnetcdf, with the same
+/// storage (chunks, filters, byte order) as libnetcdf writes.
+#[test]
+fn nces_encoding_chunk_rows_where_computed_equals_nco_and_libnetcdf() {
+    let s = Scratch::new();
+    let mut members = Vec::new();
+    for m in 0..3 {
+        let f = s.arg(&format!("e{m}.nc"));
+        nco_tests::tool("/usr/bin/python3")
+            .args([
+                "-c",
+                "import sys, netCDF4 as nc, numpy as np\n\
+                 d = nc.Dataset(sys.argv[1], 'w'); m = int(sys.argv[2])\n\
+                 d.createDimension('time', None); d.createDimension('y', 100)\n\
+                 d.createDimension('x', 80); d.createDimension('r', 7); d.createDimension('c', 30)\n\
+                 t = d.createVariable('time', 'f8', ('time',)); t[:] = np.arange(6)\n\
+                 a = d.createVariable('one', 'f4', ('y', 'x'), zlib=True, complevel=1,\n\
+                 \x20   shuffle=True, chunksizes=(100, 80))\n\
+                 a[:] = (np.arange(8000, dtype='f4').reshape(100, 80) % 97) * (m + 1) / 3\n\
+                 b = d.createVariable('cut', 'f4', ('time', 'y', 'x'), zlib=True, complevel=2,\n\
+                 \x20   shuffle=True, chunksizes=(2, 50, 40))\n\
+                 b[:] = (np.arange(48000, dtype='f4').reshape(6, 100, 80) % 89) - m\n\
+                 c = d.createVariable('edge', 'f8', ('r', 'c'), zlib=True, complevel=1,\n\
+                 \x20   fletcher32=True, endian='big', chunksizes=(3, 30))\n\
+                 c[:] = np.arange(210.0).reshape(7, 30) * (m + 2) / 7\n\
+                 e = d.createVariable('short', 'i4', ('time', 'c'), zlib=True, complevel=1,\n\
+                 \x20   shuffle=True, chunksizes=(4, 30), fill_value=-99)\n\
+                 v = np.arange(180, dtype='i4').reshape(6, 30) * (m + 1)\n\
+                 v[m, 3] = -99\n\
+                 e[:] = v\n\
+                 d.close()\n",
+                &f,
+                &m.to_string(),
+            ])
+            .succeeds();
+        members.push(f);
+    }
+    let inputs: Vec<&str> = members.iter().map(String::as_str).collect();
+    for t in ["1", "2"] {
+        let args = ["-O", "-t", t];
+        written_alike(
+            &s,
+            &format!("t{t}"),
+            ("nces", &args, &inputs),
+            Some(0.0),
+            (!is_nco()).then_some("one"),
+        );
+    }
+    // The big-endian input's checksums stay, its byte order becomes the native one.
+    // NCO 5.1.4 gives every variable the filters of the first compressed one it
+    // writes (here `one`'s: no checksum, and level 1 for `cut` too; README
+    // compatibility notes), so this is ours only.
+    if is_nco() {
+        return;
+    }
+    let storage = storage_lines(&s.arg("t2_engine.nc"));
+    assert!(
+        storage.contains("edge:_Fletcher32 = \"true\"")
+            && storage.contains("edge:_Endianness = \"little\""),
+        "the checksummed variable: {storage}"
+    );
+}
+
+/// Fletcher-32 checksums of the input stay in a copy (with the engine and through
+/// libnetcdf) and `-L` drops them, as NCO 5.1.4 does; `--hdn` shows them where NCO
+/// does (after `_Shuffle`).
+#[test]
+fn copies_keep_fletcher32_checksums_and_deflate_options_drop_them_as_nco() {
+    let s = Scratch::new();
+    let f = s.arg("sum.nc");
+    nco_tests::tool("/usr/bin/python3")
+        .args([
+            "-c",
+            "import sys, netCDF4 as nc, numpy as np\n\
+             d = nc.Dataset(sys.argv[1], 'w')\n\
+             d.createDimension('r', 7); d.createDimension('c', 30)\n\
+             v = d.createVariable('v', 'f8', ('r', 'c'), zlib=True, complevel=1,\n\
+             \x20   fletcher32=True, chunksizes=(3, 30))\n\
+             v[:] = np.arange(210.0).reshape(7, 30) / 7\n\
+             d.close()\n",
+            &f,
+        ])
+        .succeeds();
+    for (k, (args, kept)) in [(&["-O"][..], true), (&["-O", "-L", "5"], false)]
+        .into_iter()
+        .enumerate()
+    {
+        for no_mmap in ["0", "1"] {
+            let out = s.arg(&format!("out{k}_{no_mmap}.nc"));
+            nco("ncks")
+                .env("NCO_RS_NO_MMAP", no_mmap)
+                .args(args)
+                .arg(&f)
+                .arg(&out)
+                .succeeds();
+            let storage = storage_lines(&out);
+            assert_eq!(
+                storage.contains("v:_Fletcher32 = \"true\""),
+                kept,
+                "ncks {args:?}: {storage}"
+            );
+            compare(&out, &f).without_attributes().equal();
+        }
+    }
+    nco("ncks")
+        .args(["--hdn", "-m", &f])
+        .succeeds()
+        .stdout_contains("v:_Shuffle = \"true\" ;\n      v:_Fletcher32 = \"true\" ;");
+}

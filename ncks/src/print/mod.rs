@@ -134,6 +134,9 @@ impl Hidden {
         if var.storage.shuffle {
             out.push(Attr::text("_Shuffle", "true"));
         }
+        if var.storage.fletcher32 {
+            out.push(Attr::text("_Fletcher32", "true"));
+        }
         if let Some(e) = self.endianness.get(v).copied().flatten() {
             out.push(Attr::text("_Endianness", e));
         }

@@ -324,10 +324,17 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
         let filterable = !v.dims.is_empty() && v.ty != crate::types::NcType::Str;
         // NCO 5.1.4 shuffles whatever it deflates (`ncks -4 -L 1` writes
         // `_Shuffle = "true"`): 30% smaller files of floats at level 1.
-        let (deflate, shuffle) = match storage.deflate {
-            _ if !filterable => (None, false),
-            Some(l) => (Some(l).filter(|&l| l > 0), l > 0),
-            None => (in_st.deflate.filter(|&l| l > 0), in_st.shuffle),
+        // The input's Fletcher-32 checksums stay unless `-L` says how to store the
+        // variable (NCO 5.1.4: `ncks -L 5` and `-7 -L 1` drop them, a plain copy or
+        // an operator's output keeps them).
+        let (deflate, shuffle, fletcher32) = match storage.deflate {
+            _ if !filterable => (None, false, false),
+            Some(l) => (Some(l).filter(|&l| l > 0), l > 0, false),
+            None => (
+                in_st.deflate.filter(|&l| l > 0),
+                in_st.shuffle,
+                in_st.fletcher32,
+            ),
         };
         let record_cut = input.vars.get(s).is_some_and(|iv| {
             iv.dims.len() == v.dims.len()
@@ -346,6 +353,7 @@ pub fn apply_storage(meta: &mut Meta, input: &Meta, src: &[usize], storage: &Sto
         out.storage.chunks = chunks;
         out.storage.deflate = deflate;
         out.storage.shuffle = shuffle;
+        out.storage.fletcher32 = fletcher32;
     }
 }
 

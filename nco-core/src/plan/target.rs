@@ -338,6 +338,27 @@ impl Output {
             .map_err(|e| self.tmp.naming(e))
     }
 
+    /// An encoder of whole chunk rows of planned variable `o` for the threads that
+    /// compute its values ([`OutFile::encoder`]: netCDF-4 outputs our engine writes).
+    pub fn encoder(&self, o: usize) -> Option<crate::dataset::RowsEncoder> {
+        self.file.encoder(self.var(o))
+    }
+
+    /// Write a piece of planned variable `o` from index `first` of its first
+    /// dimension: values, or chunk rows its [`Output::encoder`] encoded
+    /// ([`OutFile::write_piece`]).
+    pub fn write_piece(
+        &mut self,
+        o: usize,
+        first: usize,
+        piece: crate::dataset::Piece,
+    ) -> Result<()> {
+        let v = self.var(o);
+        self.file
+            .write_piece(v, first, piece)
+            .map_err(|e| self.tmp.naming(e))
+    }
+
     /// Write the `--cb` time and bounds values over the planned time coordinate and
     /// bounds ([`crate::climatology::typed_values`]), after the computed ones.
     ///
