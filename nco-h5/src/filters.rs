@@ -48,9 +48,9 @@ pub fn unshuffle(src: &[u8], es: usize, dst: &mut [u8]) {
     }
     let n = src.len() / es;
     match es {
-        4 => unshuffle_n::<4>(src, n, dst),
-        8 => unshuffle_n::<8>(src, n, dst),
-        2 => unshuffle_n::<2>(src, n, dst),
+        4 => unshuffle_n::<4>(src, n, 0, n, dst),
+        8 => unshuffle_n::<8>(src, n, 0, n, dst),
+        2 => unshuffle_n::<2>(src, n, 0, n, dst),
         _ => {
             for b in 0..es {
                 let plane = &src[b * n..(b + 1) * n];
@@ -63,10 +63,40 @@ pub fn unshuffle(src: &[u8], es: usize, dst: &mut [u8]) {
     dst[n * es..].copy_from_slice(&src[n * es..]);
 }
 
-/// [`unshuffle`] for a size known at compile time: each element is assembled from its
-/// bytes' planes as one little-endian word, a form the compiler vectorises.
-fn unshuffle_n<const S: usize>(src: &[u8], n: usize, dst: &mut [u8]) {
-    let planes: [&[u8]; S] = std::array::from_fn(|b| &src[b * n..(b + 1) * n]);
+/// Elements `e0..e0 + dst.len() / es` of a shuffled chunk `src` of `src.len() / es`
+/// whole elements, assembled into `dst`: [`unshuffle`] one block at a time, so a caller
+/// can consume a chunk's values without its whole unshuffled copy.
+///
+/// Panics (a caller's bug) when the elements are not all in `src`.
+pub fn unshuffle_part(src: &[u8], es: usize, e0: usize, dst: &mut [u8]) {
+    if es <= 1 {
+        dst.copy_from_slice(&src[e0..e0 + dst.len()]);
+        return;
+    }
+    let n = src.len() / es;
+    let m = dst.len() / es;
+    assert!(e0 + m <= n, "elements {e0}+{m} of a chunk of {n}");
+    match es {
+        4 => unshuffle_n::<4>(src, n, e0, m, dst),
+        8 => unshuffle_n::<8>(src, n, e0, m, dst),
+        2 => unshuffle_n::<2>(src, n, e0, m, dst),
+        _ => {
+            for b in 0..es {
+                let plane = &src[b * n + e0..b * n + e0 + m];
+                for (i, &x) in plane.iter().enumerate() {
+                    dst[i * es + b] = x;
+                }
+            }
+        }
+    }
+}
+
+/// [`unshuffle`] for a size known at compile time, of elements `e0..e0 + m` of a
+/// chunk of `n`: each element is assembled from its bytes' planes as one
+/// little-endian word, a form the compiler vectorises.
+fn unshuffle_n<const S: usize>(src: &[u8], n: usize, e0: usize, m: usize, dst: &mut [u8]) {
+    let planes: [&[u8]; S] = std::array::from_fn(|b| &src[b * n + e0..b * n + e0 + m]);
+    let n = m;
     let dst = &mut dst[..n * S];
     if S == 4 {
         let done = unshuffle4_simd(&planes, dst);
@@ -313,6 +343,24 @@ pub fn deflate(c: &mut libdeflater::Compressor, src: &[u8], dst: &mut Vec<u8>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unshuffle_part_gives_the_blocks_of_unshuffle() {
+        for es in [1, 2, 3, 4, 8] {
+            let n = 1000;
+            let raw: Vec<u8> = (0..n * es).map(|i| (i * 7 % 251) as u8).collect();
+            let mut shuffled = vec![0; raw.len()];
+            shuffle(&raw, es, &mut shuffled);
+            let mut got = Vec::new();
+            for e0 in (0..n).step_by(37) {
+                let m = 37.min(n - e0);
+                let mut block = vec![0; m * es];
+                unshuffle_part(&shuffled, es, e0, &mut block);
+                got.extend_from_slice(&block);
+            }
+            assert_eq!(got, raw, "element size {es}");
+        }
+    }
 
     #[test]
     fn shuffle_round_trips_with_a_tail() {

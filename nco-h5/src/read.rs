@@ -438,6 +438,83 @@ pub fn read_slab(
     read_sel(v, file, &sel, &v.fill.clone(), out)
 }
 
+/// The chunk the selection `sel` (one index list per dimension) of `v` is exactly:
+/// each list one whole chunk's range along its dimension, in order, inside the
+/// extent, the chunk stored, shuffled last (undone last) and in native byte order.
+/// [`decode_chunk_blocks`] reads it without its whole unshuffled copy; `None` for
+/// anything else (read with [`read_sel`]).
+pub fn whole_shuffled_chunk(v: &VarIndex, sel: &[Vec<usize>]) -> Option<Loc> {
+    let rank = v.shape.len();
+    let swap = v.big_endian != cfg!(target_endian = "big") && v.elem > 1;
+    if sel.len() != rank || rank == 0 || v.contiguous || swap {
+        return None;
+    }
+    let grid = v.grid();
+    if v.locs.len() as u64 != grid.iter().product::<u64>() {
+        return None;
+    }
+    let mut lin = 0u64;
+    for k in 0..rank {
+        let (s, c) = (&sel[k], v.chunk[k] as usize);
+        let first = *s.first()?;
+        if s.len() != c || first % c != 0 || (first + c) as u64 > v.shape[k] {
+            return None;
+        }
+        if s.iter().enumerate().any(|(i, &x)| x != first + i) {
+            return None;
+        }
+        lin = lin * grid[k] + (first / c) as u64;
+    }
+    let loc = *v.locs.get(lin as usize)?;
+    let last = active(v, loc.mask).last();
+    let shuffled = matches!(last, Some((k, Filter::Shuffle(es))) if k < 32 && *es == v.elem);
+    (loc.allocated() && shuffled).then_some(loc)
+}
+
+/// Decode the chunk at `loc` of `v` (one [`whole_shuffled_chunk`] found) and hand its
+/// bytes, native order, to `f` in order, in blocks of about `block` bytes of whole
+/// elements: `f(byte offset in the chunk, bytes)`. Every filter but the shuffle is
+/// undone into the thread's stage buffer; the shuffle is undone one block at a time
+/// into a small buffer, so the chunk's values are never whole in memory a second time
+/// (an nces member's chunk is added into the accumulator block by block).
+///
+/// Errors: as [`read_sel`]; a chunk that is not shuffled last ([`Error::Request`]);
+/// an error of `f`, as it returned it.
+pub fn decode_chunk_blocks(
+    v: &VarIndex,
+    file: &File,
+    loc: Loc,
+    block: usize,
+    f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let es = v.elem.max(1);
+    let Some((k, _)) = active(v, loc.mask)
+        .last()
+        .filter(|(k, f)| *k < 32 && **f == Filter::Shuffle(es))
+    else {
+        return Err(Error::Request("a chunk not shuffled last".into()));
+    };
+    let per = (block / es).max(1);
+    let mut out = vec![0u8; per * es];
+    with_scratch(|s| {
+        // The shuffle marked as skipped: the rest of the pipeline is undone.
+        let unshuffled = Loc {
+            mask: loc.mask | (1 << k),
+            ..loc
+        };
+        let shuffled = decode_chunk(v, file, unshuffled, s, None)?;
+        let n = shuffled.len() / es;
+        let mut e0 = 0;
+        while e0 < n {
+            let m = per.min(n - e0);
+            filters::unshuffle_part(shuffled, es, e0, &mut out[..m * es]);
+            f(e0 * es, &out[..m * es])?;
+            e0 += m;
+        }
+        Ok(())
+    })
+}
+
 /// The decoded bytes of one chunk (native order): written into `whole` when given
 /// (which has the chunk's size) and returned from it, or in one of the scratch buffers.
 /// A chunk never written decodes to the fill value.

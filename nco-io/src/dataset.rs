@@ -557,6 +557,37 @@ impl Dataset {
         }
     }
 
+    /// The selection `sel` of variable `var` as a reader of native-order blocks
+    /// ([`NativeBlocks`]), when our netCDF-4 engine can read it without a whole
+    /// decoded copy: exactly one whole stored chunk, shuffled, in native byte order
+    /// ([`nco_h5::read::whole_shuffled_chunk`]). `None` otherwise (read it with
+    /// [`Dataset::read`]).
+    ///
+    /// Errors: a damaged header or chunk index (named).
+    pub fn native_blocks(
+        &self,
+        var: usize,
+        sel: &[Vec<usize>],
+    ) -> Result<Option<NativeBlocks<'_>>> {
+        let Reader::Nc4(lib, h5) = &self.reader else {
+            return Ok(None);
+        };
+        if self.ahead.any.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let Some(x) = h5.storage(lib.meta(), var)? else {
+            return Ok(None);
+        };
+        Ok(
+            nco_h5::read::whole_shuffled_chunk(x, sel).map(|loc| NativeBlocks {
+                h5,
+                index: x,
+                loc,
+                name: &lib.meta().vars[var].name,
+            }),
+        )
+    }
+
     /// Read all of variable `var`.
     pub fn read_all(&self, var: usize) -> Result<Values> {
         let sel = full_selection(self.meta(), var);
@@ -643,6 +674,34 @@ fn check_range(
 /// It gets the values, already in the variable's type, and the linear index (row-major,
 /// over the variable's whole shape) of the first of them.
 pub type WriteFilter = Box<dyn Fn(&mut Values, u64) + Send + Sync>;
+
+/// One whole chunk of a netCDF-4 variable read as blocks of native-order bytes
+/// ([`Dataset::native_blocks`]).
+pub struct NativeBlocks<'a> {
+    h5: &'a H5Reader,
+    index: &'a nco_h5::VarIndex,
+    loc: nco_h5::Loc,
+    name: &'a str,
+}
+
+impl NativeBlocks<'_> {
+    /// Hand the chunk's bytes to `f` in order, in blocks of about `block` bytes:
+    /// `f(byte offset, bytes)` ([`nco_h5::read::decode_chunk_blocks`]).
+    ///
+    /// Errors: damaged data (a bad deflate stream, a checksum mismatch, a chunk past
+    /// the end of the file), named with the file and variable.
+    pub fn read(self, block: usize, f: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        let file = self.h5.file();
+        nco_h5::read::decode_chunk_blocks(self.index, file, self.loc, block, &mut |at, b| {
+            f(at, b);
+            Ok(())
+        })
+        .map_err(|e| Error::Format {
+            path: file.path().display().to_string(),
+            reason: format!("variable {}: {e}", self.name),
+        })
+    }
+}
 
 /// What a thread computing a variable hands the writer: its values, or its chunk rows
 /// already encoded ([`OutFile::encoder`]).

@@ -181,6 +181,11 @@ impl H5Reader {
         })
     }
 
+    /// The file the engine reads.
+    pub fn file(&self) -> &nco_h5::File {
+        &self.file
+    }
+
     /// The engine's storage description of variable `var`, when the engine reads it.
     ///
     /// Errors: a damaged header or chunk index (named).

@@ -107,6 +107,22 @@ pub fn add_elementwise_be(
         char => {}; string => {})
 }
 
+/// [`Accum::add_member_blocks_ne`] for native-order bytes of type `ty` (text types
+/// add nothing, as [`add_elementwise`]).
+///
+/// Errors: those of `blocks`.
+pub fn add_member_blocks_ne<E>(
+    acc: &mut Accum,
+    ty: NcType,
+    fill: Option<f64>,
+    pack: Option<&Packing>,
+    w: f64,
+    blocks: impl FnOnce(&mut dyn FnMut(usize, &[u8])) -> Result<(), E>,
+) -> Result<(), E> {
+    crate::dispatch_type!(ty, T => acc.add_member_blocks_ne::<T, E>(typed_fill(fill), pack, w, blocks);
+        char => Ok(()); string => Ok(()))
+}
+
 /// [`Accum::add_reduce`] on a runtime-typed buffer.
 pub fn add_reduce(
     acc: &mut Accum,

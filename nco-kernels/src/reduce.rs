@@ -238,6 +238,29 @@ impl Accum {
         self.add_elems(raw.chunks_exact(T::SIZE).map(T::from_be), fill, pack, w);
     }
 
+    /// [`Accum::add_elementwise`] of one member whose values arrive in blocks of
+    /// native-order bytes: `blocks` is handed a sink to call with (byte offset into
+    /// the member's values, whole elements), the blocks together covering every
+    /// element once. The result is the same as adding the whole member at once.
+    ///
+    /// Errors: those of `blocks`, as it returned them (the accumulator then holds part
+    /// of the member: the caller gives it up).
+    pub fn add_member_blocks_ne<T: NcNum, E>(
+        &mut self,
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        w: f64,
+        blocks: impl FnOnce(&mut dyn FnMut(usize, &[u8])) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.begin_member(fill.is_some(), w);
+        blocks(&mut |at, raw| {
+            let x = raw.chunks_exact(T::SIZE).map(T::from_ne);
+            self.add_elems_at(at / T::SIZE, x, fill, pack, w);
+        })?;
+        self.end_member(fill.is_some(), w);
+        Ok(())
+    }
+
     fn add_elems<T: NcNum>(
         &mut self,
         x: impl Iterator<Item = T>,
@@ -245,13 +268,46 @@ impl Accum {
         pack: Option<&Packing>,
         w: f64,
     ) {
+        self.begin_member(fill.is_some(), w);
+        self.add_elems_at(0, x, fill, pack, w);
+        self.end_member(fill.is_some(), w);
+    }
+
+    /// Before a member's elements: the weight noted; explicit counts when elements
+    /// may be missing.
+    fn begin_member(&mut self, missing: bool, w: f64) {
         if w != 1.0 {
             self.weighted = true;
         }
+        if missing {
+            self.counts();
+        }
+    }
+
+    /// After a member's elements: a member with no missing element counts for every
+    /// element at once.
+    fn end_member(&mut self, missing: bool, w: f64) {
+        if !missing {
+            self.uni_n += 1;
+            self.uni_w += w;
+        }
+    }
+
+    /// Elements `x` of a member added into output elements from `off` on (between
+    /// [`Accum::begin_member`] and [`Accum::end_member`]).
+    #[inline(always)]
+    fn add_elems_at<T: NcNum>(
+        &mut self,
+        off: usize,
+        x: impl Iterator<Item = T>,
+        fill: Option<T>,
+        pack: Option<&Packing>,
+        w: f64,
+    ) {
         match (fill, pack) {
             // Every element valid: counts are uniform, only the values are touched.
             (None, None) if matches!(self.op, Op::Avg | Op::Ttl) && w == 1.0 => {
-                let val = &mut self.val;
+                let val = &mut self.val[off..];
                 nco_base::cpu::with_avx2(
                     #[inline(always)]
                     || {
@@ -260,23 +316,22 @@ impl Accum {
                         }
                     },
                 );
-                self.uni_n += 1;
-                self.uni_w += w;
             }
             (None, _) => {
                 for (i, e) in x.enumerate() {
                     let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
-                    self.push_val(i, v, w);
+                    self.push_val(off + i, v, w);
                 }
-                self.uni_n += 1;
-                self.uni_w += w;
             }
             // Sums with missing values, unpacked: selects instead of a branch per
             // element, so the loop vectorises. Adding +0.0 for a missing element leaves
             // the sum as it was (a sum that starts at +0.0 is never -0.0).
             (Some(f), None) if matches!(self.op, Op::Avg | Op::Ttl) => {
-                self.counts();
-                let (val, wsum, tally) = (&mut self.val, &mut self.wsum, &mut self.tally);
+                let (val, wsum, tally) = (
+                    &mut self.val[off..],
+                    &mut self.wsum[off..],
+                    &mut self.tally[off..],
+                );
                 nco_base::cpu::with_avx2(
                     #[inline(always)]
                     || {
@@ -295,13 +350,12 @@ impl Accum {
                 );
             }
             (Some(_), _) => {
-                self.counts();
                 for (i, e) in x.enumerate() {
                     if fill == Some(e) {
                         continue;
                     }
                     let v = pack.map_or(e.to_f64(), |p| p.unpack(e.to_f64()));
-                    self.push(i, v, w);
+                    self.push(off + i, v, w);
                 }
             }
         }
@@ -695,6 +749,57 @@ fn row_sum<T: NcNum>(xs: &[T], fill: Option<T>) -> (f64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn members_added_in_blocks_equal_members_added_whole() {
+        let n = 1000;
+        let members: Vec<Vec<f32>> = (0..3)
+            .map(|m| {
+                (0..n)
+                    .map(|i| {
+                        if (i + m) % 17 == 0 {
+                            -99.0
+                        } else {
+                            (i * (m + 1)) as f32 / 7.0
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let pack = Packing {
+            scale_factor: 0.5,
+            add_offset: 1.0,
+            unpacked_type: crate::types::NcType::Double,
+            hdf: false,
+        };
+        for op in [Op::Avg, Op::Max, Op::Rms, Op::Ttl] {
+            for (fill, pack, w) in [
+                (None, None, 1.0),
+                (Some(-99.0f32), None, 1.0),
+                (Some(-99.0), Some(&pack), 2.0),
+                (None, Some(&pack), 0.5),
+            ] {
+                let (mut whole, mut blocks) = (Accum::new(op, n), Accum::new(op, n));
+                for x in &members {
+                    whole.add_elementwise(x, fill, pack, w);
+                    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                    blocks
+                        .add_member_blocks_ne::<f32, ()>(fill, pack, w, |sink| {
+                            for (k, b) in bytes.chunks(4 * 37).enumerate() {
+                                sink(k * 4 * 37, b);
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+                assert_eq!(
+                    whole.finish(true),
+                    blocks.finish(true),
+                    "{op:?} {fill:?} {w}"
+                );
+            }
+        }
+    }
 
     fn run(op: Op, x: &[f32], w: Option<&[f64]>) -> Option<f64> {
         let mut a = Accum::new(op, 1);

@@ -1038,7 +1038,9 @@ fn nces_of_members_in_one_large_chunk_equals_nco_and_libnetcdf() {
 /// chunk of whole rows (filtered straight from the values), chunk rows cut from rows
 /// wider than the chunks, a fixed first dimension ending in a short edge chunk
 /// (padded), big-endian storage with Fletcher-32, and a record variable whose last
-/// chunk row is short (its values go to the writer instead). Members written by
+/// chunk row is short (its values go to the writer instead). The single-chunk members
+/// (`one`, and `packed` with missing values and packing) are added into the
+/// accumulator block by block as they are unshuffled. Members written by
 /// netCDF4-python; the output equals NCO's and ours through libnetcdf, with the same
 /// storage (chunks, filters, byte order) as libnetcdf writes.
 #[test]
@@ -1069,6 +1071,12 @@ fn nces_encoding_chunk_rows_where_computed_equals_nco_and_libnetcdf() {
                  v = np.arange(180, dtype='i4').reshape(6, 30) * (m + 1)\n\
                  v[m, 3] = -99\n\
                  e[:] = v\n\
+                 p = d.createVariable('packed', 'i2', ('y', 'x'), zlib=True, complevel=1,\n\
+                 \x20   shuffle=True, chunksizes=(100, 80), fill_value=-999)\n\
+                 p.set_auto_maskandscale(False); p.scale_factor = 0.25; p.add_offset = 10.0\n\
+                 q = (np.arange(8000, dtype='i2').reshape(100, 80) % 503) * (m + 1)\n\
+                 q[m::7, 5] = -999\n\
+                 p[:] = q\n\
                  d.close()\n",
                 &f,
                 &m.to_string(),

@@ -135,9 +135,14 @@ pub fn pair_missing(a: &ProcVar, b: &ProcVar) -> Option<f64> {
         .or(b.in_fill.map(|_| b.out_fill))
 }
 
+/// Bytes of the blocks a whole netCDF-4 chunk is added in ([`accumulate_from`]): a
+/// block and its slice of the accumulator stay in the core's caches.
+const NATIVE_BLOCK_BYTES: usize = 64 << 10;
+
 /// Read the selection `idx` of variable `var` of `ds` and add it element-wise into
 /// `acc`: straight from the file's big-endian bytes into the reused `buf` for classic
-/// files (no decoded copy, no fresh allocation), through typed values otherwise.
+/// files (no decoded copy, no fresh allocation), block by block for a whole shuffled
+/// netCDF-4 chunk ([`Dataset::native_blocks`]), through typed values otherwise.
 pub fn accumulate_from(
     acc: &mut Accum,
     ds: &Dataset,
@@ -148,8 +153,15 @@ pub fn accumulate_from(
     w: f64,
     buf: &mut Vec<u8>,
 ) -> Result<()> {
+    let ty = ds.meta().vars[var].ty;
     if ds.read_raw_be_into(var, idx, buf)? {
-        kernels::add_elementwise_be(acc, ds.meta().vars[var].ty, buf, fill, pack, w);
+        kernels::add_elementwise_be(acc, ty, buf, fill, pack, w);
+    } else if let Some(blocks) = ds.native_blocks(var, idx)? {
+        // One whole shuffled netCDF-4 chunk: unshuffled and added 64 KiB at a time,
+        // with no decoded copy of the chunk (nces's members, one chunk a unit).
+        kernels::add_member_blocks_ne(acc, ty, fill, pack, w, |sink| {
+            blocks.read(NATIVE_BLOCK_BYTES, sink)
+        })?;
     } else {
         kernels::add_elementwise(acc, &ds.read(var, idx)?, fill, pack, w);
     }
