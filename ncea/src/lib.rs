@@ -304,6 +304,7 @@ impl Planned {
             vars: &self.vars,
             weights: cli.weights.as_ref().map(|w| w.0.as_slice()),
             numerator: cli.numerator,
+            hdf: cli.arith.hdf_upk,
             share: 0..self.sets.len(),
             parts: None,
         }
@@ -348,6 +349,8 @@ struct Members<'a> {
     weights: Option<&'a [f64]>,
     /// nces `-N`: the sums, not normalised.
     numerator: bool,
+    /// `--hdf_upk`: the HDF packing convention, for each member's own packing.
+    hdf: bool,
     /// The members accumulated (all of them, or a `--part`'s share).
     share: Range<usize>,
     /// `--merge`: the run's parts, checked, whose accumulators (by unit key,
@@ -584,12 +587,17 @@ impl Members<'_> {
         }
         let n: usize = idx.iter().map(Vec::len).product();
         let mut acc = Accum::new(op, n);
-        let (fill, pack) = (pv.in_fill, pv.pack.as_ref());
         let mut buf = Vec::new();
         for m in self.share.clone() {
             let ds = &self.sets[m];
             let id = ds.meta().var_like(first, v).unwrap_or(v);
             let w = self.weights.map_or(1.0, |w| w[m]);
+            // Each member's own missing value and packing (the first's are the plan's).
+            let own = (m != 0).then(|| arith::own_fill_and_packing(ds.meta(), id, self.hdf));
+            let (fill, pack) = match &own {
+                Some((f, p)) => (*f, p.as_ref()),
+                None => (pv.in_fill, pv.pack.as_ref()),
+            };
             arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
         }
         Ok(acc)

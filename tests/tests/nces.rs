@@ -460,3 +460,49 @@ fn bad_ncecat_takes_no_statistic() {
     }
     assert!(!std::path::Path::new(&out).exists());
 }
+
+/// Members that pack and mark missing values each their own way (one packed with
+/// its own scale and offset, one not packed, each with its own `_FillValue`): every
+/// member is unpacked and skipped with its own attributes, as NCO 5.1.4 does, by
+/// nces across members and by ncra across the files' records. Ours used the first
+/// file's for all (found by a break test: 0.1 K off on ERA-style packed series,
+/// another file's fill value averaged as data).
+#[test]
+fn each_member_is_unpacked_and_skipped_with_its_own_attributes() {
+    let s = Scratch::new();
+    let m = |name: &str, atts: &str, t: &str| {
+        cdl(
+            &s,
+            name,
+            &format!(
+                "netcdf {name} {{ dimensions: time = UNLIMITED ; n = 2 ; variables: \
+                 double time(time) ; short t(time, n) ; {atts} \
+                 data: time = 0, 1 ; t = {t} ; }}"
+            ),
+        )
+    };
+    let files = [
+        m(
+            "a",
+            "t:scale_factor = 0.5 ; t:add_offset = 10. ; t:_FillValue = -1s ;",
+            "2, 4, -1, 6",
+        ),
+        m(
+            "b",
+            "t:scale_factor = 2. ; t:add_offset = 0. ; t:_FillValue = -7s ;",
+            "3, -7, 5, 1",
+        ),
+        m("c", "t:_FillValue = -9s ;", "1, 2, -9, 3"),
+    ];
+    // Unpacked: a 11 12 _ 13, b 6 _ 10 2, c 1 2 _ 3.
+    for (op, want) in [("nces", "6,7,10,6,"), ("ncra", "7,6.4,")] {
+        let out = s.arg(&format!("{op}.nc"));
+        nco(op).arg("-O").args(&files).arg(&out).succeeds();
+        let got = nco("ncks")
+            .args(["-C", "-H", "--trd", "-s", "%g,", "-v", "t", &out])
+            .succeeds()
+            .stdout
+            .replace('\n', "");
+        assert_eq!(got, want, "{op}");
+    }
+}

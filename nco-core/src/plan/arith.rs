@@ -135,6 +135,16 @@ pub fn pair_missing(a: &ProcVar, b: &ProcVar) -> Option<f64> {
         .or(b.in_fill.map(|_| b.out_fill))
 }
 
+/// The missing value and packing of variable `id` of `meta` as that file stores it:
+/// every input of a multi-file operator (ncra's records, nces's members) is skipped
+/// and unpacked with its own `_FillValue`/`missing_value` and `scale_factor`/
+/// `add_offset`, as NCO 5.1.4 does (files of one series often carry their own
+/// packing); the first input's plan describes the output.
+pub fn own_fill_and_packing(meta: &Meta, id: usize, hdf: bool) -> (Option<f64>, Option<Packing>) {
+    let var = &meta.vars[id];
+    (fill::fill_value(var), packing::packing_of(var, hdf))
+}
+
 /// Bytes of the blocks a whole netCDF-4 chunk is added in ([`accumulate_from`]): a
 /// block and its slice of the accumulator stay in the core's caches.
 const NATIVE_BLOCK_BYTES: usize = 64 << 10;
