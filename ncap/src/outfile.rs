@@ -240,11 +240,24 @@ fn define(
     // Chunking and deflate (-L, --cnk_*) as the other operators apply them (a copied
     // variable keeps its input chunk sizes unless chunking options are given).
     nco_core::extract::warn_storage_on_classic(&target.prog, format, &target.storage);
+    // A script variable that replaces an input variable of the same name and
+    // dimensions (`b=b+1`) is stored as that variable was (chunks, filters), as NCO
+    // 5.1.4 stores it; ours wrote it contiguous and unfiltered (found by a break test).
+    let replaced = |o: usize, name: &str| {
+        let id = input.var_id(name)?;
+        let (iv, ov) = (&input.vars[id], &out.vars[o]);
+        let same = iv.dims.len() == ov.dims.len()
+            && iv.dims.iter().zip(&ov.dims).all(|(&a, &b)| {
+                input.dims[a].name == out.dims[b].name && input.dims[a].len == out.dims[b].len
+            });
+        same.then_some(id)
+    };
     let src: Vec<usize> = plan
         .iter()
-        .map(|(_, s)| match s {
+        .enumerate()
+        .map(|(o, (name, s))| match s {
             Source::Copy(id, _) => *id,
-            Source::New(_) => usize::MAX,
+            Source::New(_) => replaced(o, name).unwrap_or(usize::MAX),
         })
         .collect();
     nco_core::extract::apply_storage(&mut out, input, &src, &target.storage);

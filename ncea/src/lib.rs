@@ -677,6 +677,16 @@ impl Members<'_> {
         for (o, v) in meta.vars.iter_mut().enumerate() {
             if stacked[o] {
                 v.dims.insert(0, 0);
+                // Chunks planned for the member's variable (a netCDF-4 input's own)
+                // gain one member along the new dimension, as NCO 5.1.4 chunks them.
+                if let Some(c) = v
+                    .storage
+                    .chunks
+                    .as_mut()
+                    .filter(|c| c.len() + 1 == v.dims.len())
+                {
+                    c.insert(0, 1);
+                }
             }
         }
         if cli.no_global_meta {

@@ -1156,3 +1156,74 @@ fn copies_keep_fletcher32_checksums_and_deflate_options_drop_them_as_nco() {
         .succeeds()
         .stdout_contains("v:_Shuffle = \"true\" ;\n      v:_Fletcher32 = \"true\" ;");
 }
+
+/// ncecat stacks a netCDF-4 member's chunked variable with one member per chunk along
+/// the new dimension and the member's own chunk sizes along the others, as NCO 5.1.4
+/// does (ours took libnetcdf's default chunks of whole dimensions; found by a break
+/// test).
+#[test]
+fn ncecat_keeps_the_members_chunk_sizes_under_the_new_dimension() {
+    let s = Scratch::new();
+    let f = s.arg("m.nc");
+    nco_tests::tool("/usr/bin/python3")
+        .args([
+            "-c",
+            "import sys, netCDF4 as nc, numpy as np\n\
+             d = nc.Dataset(sys.argv[1], 'w')\n\
+             d.createDimension('time', None); d.createDimension('lat', 6); d.createDimension('lon', 8)\n\
+             a = d.createVariable('a', 'f4', ('time', 'lat', 'lon'), zlib=True, chunksizes=(2, 3, 8))\n\
+             a[:] = np.arange(192, dtype='f4').reshape(4, 6, 8)\n\
+             c = d.createVariable('c', 'i4', ('time', 'lat', 'lon'), chunksizes=(4, 2, 2))\n\
+             c[:] = np.arange(192, dtype='i4').reshape(4, 6, 8)\n\
+             d.close()\n",
+            &f,
+        ])
+        .succeeds();
+    let out = s.arg("out.nc");
+    nco("ncecat").args(["-O", &f, &f]).arg(&out).succeeds();
+    let storage = storage_lines(&out);
+    for want in [
+        "a:_ChunkSizes = 1, 2, 3, 8 ;",
+        "c:_ChunkSizes = 1, 4, 2, 2 ;",
+    ] {
+        assert!(storage.contains(want), "{want}: {storage}");
+    }
+}
+
+/// ncap2 storing a script variable that replaces an input variable of the same name
+/// and shape (`b=b+1`) keeps that variable's chunk sizes, deflate level and shuffle,
+/// as NCO 5.1.4 does (ours wrote it contiguous and unfiltered; found by a break test).
+#[test]
+fn ncap2_replacing_a_variable_keeps_its_chunks_and_compression() {
+    let s = Scratch::new();
+    let f = s.arg("in.nc");
+    nco_tests::tool("/usr/bin/python3")
+        .args([
+            "-c",
+            "import sys, netCDF4 as nc, numpy as np\n\
+             d = nc.Dataset(sys.argv[1], 'w')\n\
+             d.createDimension('time', None); d.createDimension('lat', 6); d.createDimension('lon', 8)\n\
+             b = d.createVariable('b', 'f8', ('time', 'lat', 'lon'), zlib=True, complevel=6,\n\
+             \x20   shuffle=True, chunksizes=(1, 6, 8))\n\
+             b[:] = np.arange(192.0).reshape(4, 6, 8)\n\
+             c = d.createVariable('c', 'i4', ('time', 'lat', 'lon'), chunksizes=(4, 2, 2))\n\
+             c[:] = np.arange(192, dtype='i4').reshape(4, 6, 8)\n\
+             d.close()\n",
+            &f,
+        ])
+        .succeeds();
+    let out = s.arg("out.nc");
+    nco("ncap2")
+        .args(["-O", "-v", "-s", "b=b+1;c=c+1", &f])
+        .arg(&out)
+        .succeeds();
+    let storage = storage_lines(&out);
+    for want in [
+        "b:_ChunkSizes = 1, 6, 8 ;",
+        "b:_DeflateLevel = 6 ;",
+        "b:_Shuffle = \"true\" ;",
+        "c:_ChunkSizes = 4, 2, 2 ;",
+    ] {
+        assert!(storage.contains(want), "{want}: {storage}");
+    }
+}
