@@ -570,15 +570,11 @@ impl Members<'_> {
     }
 
     /// The accumulator of unit `(o, pos, len)` over the members of [`Members::share`],
-    /// weighted by `-w`.
+    /// weighted by `-w`, each member unpacked and its missing values skipped with its
+    /// own attributes.
     ///
     /// Errors: read errors.
-    fn accumulate(
-        &self,
-        op: Op,
-        pv: &ProcVar,
-        (o, pos, len): (usize, usize, usize),
-    ) -> Result<Accum> {
+    fn accumulate(&self, op: Op, (o, pos, len): (usize, usize, usize)) -> Result<Accum> {
         let first = self.sets[0].meta();
         let v = self.vars[o];
         let mut idx = self.sel.for_var(first, v);
@@ -592,13 +588,9 @@ impl Members<'_> {
             let ds = &self.sets[m];
             let id = ds.meta().var_like(first, v).unwrap_or(v);
             let w = self.weights.map_or(1.0, |w| w[m]);
-            // Each member's own missing value and packing (the first's are the plan's).
-            let own = (m != 0).then(|| arith::own_fill_and_packing(ds.meta(), id, self.hdf));
-            let (fill, pack) = match &own {
-                Some((f, p)) => (*f, p.as_ref()),
-                None => (pv.in_fill, pv.pack.as_ref()),
-            };
-            arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack, w, &mut buf)?;
+            // Each member's own missing value and packing.
+            let (fill, pack) = arith::own_fill_and_packing(ds.meta(), id, self.hdf);
+            arith::accumulate_from(&mut acc, ds, id, &idx, fill, pack.as_ref(), w, &mut buf)?;
         }
         Ok(acc)
     }
@@ -624,10 +616,7 @@ impl Members<'_> {
         let units = self.units(&procs);
         let pb = nco_core::progress::bar(units.len() as u64, self.prog);
         let compute = |u: usize| -> Result<Accum> {
-            let pv = procs[units[u].0]
-                .as_ref()
-                .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
-            let acc = self.accumulate(op, pv, units[u])?;
+            let acc = self.accumulate(op, units[u])?;
             pb.inc(1);
             Ok(acc)
         };
@@ -778,7 +767,7 @@ impl Members<'_> {
                 .ok_or_else(|| Error::msg("internal: no arithmetic plan"))?;
             let acc = match &self.parts {
                 Some(parts) => parts.accumulator(&self.unit_key(o, pos), op)?,
-                None => self.accumulate(op, pv, units[u])?,
+                None => self.accumulate(op, units[u])?,
             };
             let (vals, casts) = if self.numerator {
                 // -N: the bare (weighted) sums, as NCO 5.1.4's nces and ncra write

@@ -824,14 +824,9 @@ impl Ra<'_> {
                 self.add_converted(&mut acc, p, pick.file, v, vid, &idx, pv, w)?;
                 continue;
             }
-            // Each input's own missing value and packing (the first's are the plan's).
-            let own = (pick.file != 0)
-                .then(|| arith::own_fill_and_packing(ds.meta(), vid, self.cli.arith.hdf_upk));
-            let (fill, pack) = match &own {
-                Some((f, p)) => (*f, p.as_ref()),
-                None => (pv.in_fill, pv.pack.as_ref()),
-            };
-            arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack, w, &mut buf)?;
+            // Each input's own missing value and packing.
+            let (fill, pack) = arith::own_fill_and_packing(ds.meta(), vid, self.cli.arith.hdf_upk);
+            arith::accumulate_from(&mut acc, ds, vid, &idx, fill, pack.as_ref(), w, &mut buf)?;
         }
         Ok(acc)
     }
