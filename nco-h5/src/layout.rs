@@ -101,6 +101,12 @@ impl VarIndex {
     pub fn chunk_elems(&self) -> u64 {
         self.chunk.iter().product()
     }
+
+    /// Whether the stored bytes are in the other byte order than this machine's (and
+    /// elements have more than one byte): reads and writes swap them.
+    pub fn swaps_bytes(&self) -> bool {
+        self.big_endian != cfg!(target_endian = "big") && self.elem > 1
+    }
 }
 
 /// About how many bytes of contiguous storage one read task takes.

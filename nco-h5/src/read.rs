@@ -445,8 +445,7 @@ pub fn read_slab(
 /// anything else (read with [`read_sel`]).
 pub fn whole_shuffled_chunk(v: &VarIndex, sel: &[Vec<usize>]) -> Option<Loc> {
     let rank = v.shape.len();
-    let swap = v.big_endian != cfg!(target_endian = "big") && v.elem > 1;
-    if sel.len() != rank || rank == 0 || v.contiguous || swap {
+    if sel.len() != rank || rank == 0 || v.contiguous || v.swaps_bytes() {
         return None;
     }
     let grid = v.grid();
@@ -466,9 +465,15 @@ pub fn whole_shuffled_chunk(v: &VarIndex, sel: &[Vec<usize>]) -> Option<Loc> {
         lin = lin * grid[k] + (first / c) as u64;
     }
     let loc = *v.locs.get(lin as usize)?;
-    let last = active(v, loc.mask).last();
-    let shuffled = matches!(last, Some((k, Filter::Shuffle(es))) if k < 32 && *es == v.elem);
-    (loc.allocated() && shuffled).then_some(loc)
+    (loc.allocated() && shuffle_undone_last(v, loc.mask).is_some()).then_some(loc)
+}
+
+/// The pipeline position of the shuffle (of whole elements) when it is the last
+/// filter a chunk with filter mask `mask` undoes, and can be marked skipped (one of
+/// the mask's 32 bits).
+fn shuffle_undone_last(v: &VarIndex, mask: u32) -> Option<usize> {
+    let (k, f) = active(v, mask).last()?;
+    (k < 32 && *f == Filter::Shuffle(v.elem)).then_some(k)
 }
 
 /// Decode the chunk at `loc` of `v` (one [`whole_shuffled_chunk`] found) and hand its
@@ -488,10 +493,7 @@ pub fn decode_chunk_blocks(
     f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
 ) -> Result<()> {
     let es = v.elem.max(1);
-    let Some((k, _)) = active(v, loc.mask)
-        .last()
-        .filter(|(k, f)| *k < 32 && **f == Filter::Shuffle(es))
-    else {
+    let Some(k) = shuffle_undone_last(v, loc.mask) else {
         return Err(Error::Request("a chunk not shuffled last".into()));
     };
     let per = (block / es).max(1);
@@ -608,7 +610,7 @@ fn fill_with(dst: &mut [u8], fill: &[u8]) {
 }
 
 fn swap_order(v: &VarIndex, data: &mut [u8]) {
-    if v.big_endian != cfg!(target_endian = "big") && v.elem > 1 {
+    if v.swaps_bytes() {
         match v.elem {
             2 => data.chunks_exact_mut(2).for_each(|e| e.swap(0, 1)),
             4 => data.chunks_exact_mut(4).for_each(|e| {

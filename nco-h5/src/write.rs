@@ -111,28 +111,15 @@ impl H5File {
             let encoded: Vec<Vec<u8>> = part
                 .par_iter()
                 .map_init(
-                    || {
-                        (
-                            Vec::<(i32, libdeflater::Compressor)>::new(),
-                            Vec::new(),
-                            Vec::new(),
-                        )
-                    },
-                    |(zs, a, b), (w, off)| {
+                    || (Vec::new(), Vec::new()),
+                    |(a, b), (w, off)| {
                         let rw = &writes[*w];
-                        let lvl = levels[*w];
-                        let key = i32::from(lvl);
-                        let at = match zs.iter().position(|(k, _)| *k == key) {
-                            Some(at) => at,
-                            None => {
-                                zs.push((key, libdeflater::Compressor::new(lvl)));
-                                zs.len() - 1
-                            }
-                        };
                         let len0 = rw.var.shape[0];
-                        encode_chunk(rw.var, len0, rw.first, rw.data, off, &mut zs[at].1, a, b)
-                            .map(|()| encoded(a))
-                            .map_err(|e| (*w, e))
+                        with_compressor(levels[*w], |z| {
+                            encode_chunk(rw.var, len0, rw.first, rw.data, off, z, a, b)
+                        })
+                        .map(|()| encoded(a))
+                        .map_err(|e| (*w, e))
                     },
                 )
                 .collect::<std::result::Result<_, _>>()?;
@@ -385,17 +372,28 @@ pub struct EncodedRows {
     chunks: Vec<(Vec<u64>, Vec<u8>)>,
 }
 
-impl EncodedRows {
-    /// Bytes of the encoded chunks.
-    pub fn stored_bytes(&self) -> usize {
-        self.chunks.iter().map(|(_, c)| c.len()).sum()
-    }
-}
-
 thread_local! {
-    /// A compressor per deflate level, kept by each thread that encodes rows.
+    /// A compressor per deflate level, kept by each thread that encodes chunks.
     static COMPRESSORS: std::cell::RefCell<Vec<(i32, libdeflater::Compressor)>> =
         const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` with the calling thread's compressor for level `lvl` (made on first use).
+fn with_compressor<R>(
+    lvl: libdeflater::CompressionLvl,
+    f: impl FnOnce(&mut libdeflater::Compressor) -> R,
+) -> R {
+    COMPRESSORS.with_borrow_mut(|zs| {
+        let key = i32::from(lvl);
+        let at = match zs.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                zs.push((key, libdeflater::Compressor::new(lvl)));
+                zs.len() - 1
+            }
+        };
+        f(&mut zs[at].1)
+    })
 }
 
 /// Encode rows `first..` of dimension 0 of the dataset `v` describes from `data`
@@ -412,18 +410,9 @@ pub fn encode_rows<D: AsRef<[u8]>>(v: &VarIndex, first: u64, data: D) -> Result<
     let end = check_rows(v, first, bytes)?;
     let len0 = v.shape[0].max(end);
     let lvl = deflate_level(v)?;
-    let key = i32::from(lvl);
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let offs = chunk_offsets(v, first, bytes);
-    let chunks = COMPRESSORS.with_borrow_mut(move |zs| -> Result<Vec<(Vec<u64>, Vec<u8>)>> {
-        let at = match zs.iter().position(|(k, _)| *k == key) {
-            Some(at) => at,
-            None => {
-                zs.push((key, libdeflater::Compressor::new(lvl)));
-                zs.len() - 1
-            }
-        };
-        let z = &mut zs[at].1;
+    let chunks = with_compressor(lvl, move |z| -> Result<Vec<(Vec<u64>, Vec<u8>)>> {
         let mut chunks = Vec::with_capacity(offs.len());
         if let [off] = offs.as_slice() {
             if let (Some(run), Some(f)) = (whole_run(v, len0, first, off), v.filters.first()) {
@@ -491,7 +480,7 @@ fn encode_chunk(
     let ext: Vec<u64> = (0..rank)
         .map(|k| v.chunk[k].min(len(k).saturating_sub(off[k])))
         .collect();
-    let swap = v.big_endian != cfg!(target_endian = "big") && es > 1;
+    let swap = v.swaps_bytes();
     if let Some(at) = whole_run(v, len0, first, off).filter(|_| !v.filters.is_empty()) {
         let src = data
             .get(at..at + want)
@@ -551,8 +540,7 @@ fn whole_run(v: &VarIndex, len0: u64, first: u64, off: &[u64]) -> Option<usize> 
         let len = if k == 0 { len0 } else { v.shape[k] };
         off[k] + v.chunk[k] <= len
     });
-    let swap = v.big_endian != cfg!(target_endian = "big") && v.elem > 1;
-    (whole && v.chunk[1..] == v.shape[1..] && !swap)
+    (whole && v.chunk[1..] == v.shape[1..] && !v.swaps_bytes())
         .then(|| (off[0] - first) as usize * v.chunk_bytes() / v.chunk[0] as usize)
 }
 

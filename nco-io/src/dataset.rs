@@ -696,10 +696,7 @@ impl NativeBlocks<'_> {
             f(at, b);
             Ok(())
         })
-        .map_err(|e| Error::Format {
-            path: file.path().display().to_string(),
-            reason: format!("variable {}: {e}", self.name),
-        })
+        .map_err(|e| crate::h5::named_var(&file.path().display().to_string(), self.name, e))
     }
 }
 

@@ -286,9 +286,14 @@ fn ne_bytes(v: &Values) -> &[u8] {
 
 /// An engine error on variable `var` of file `path`, for the user.
 fn named(path: &str, var: &Var, e: impl std::fmt::Display) -> Error {
+    named_var(path, &var.name, e)
+}
+
+/// [`named`] by the variable's name.
+pub(crate) fn named_var(path: &str, name: &str, e: impl std::fmt::Display) -> Error {
     Error::Format {
         path: path.into(),
-        reason: format!("variable {}: {e}", var.name),
+        reason: format!("variable {name}: {e}"),
     }
 }
 
@@ -378,10 +383,7 @@ impl RowsEncoder {
             return Ok(Piece::Values(values));
         }
         let rows = nco_h5::write::encode_rows(&self.desc, first as u64, ValueBytes(values))
-            .map_err(|e| Error::Format {
-                path: self.path.clone(),
-                reason: format!("variable {}: {e}", self.name),
-            })?;
+            .map_err(|e| named_var(&self.path, &self.name, e))?;
         Ok(Piece::Encoded(EncodedPiece {
             var: self.var,
             rows,

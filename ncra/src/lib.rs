@@ -1074,8 +1074,8 @@ impl Ra<'_> {
     ) -> Result<()> {
         let ds = &self.sets[file];
         let own = &ds.meta().vars[vid];
-        let own_fill = nco_core::fill::fill_value(own);
-        let own_pack = nco_core::packing::packing_of(own, self.cli.arith.hdf_upk);
+        let (own_fill, own_pack) =
+            arith::own_fill_and_packing(ds.meta(), vid, self.cli.arith.hdf_upk);
         if let Some(pk) = p.times.as_packing(file, v, own_pack.as_ref(), pv.out.ty) {
             let mut buf = Vec::new();
             return arith::accumulate_from(acc, ds, vid, idx, own_fill, Some(&pk), w, &mut buf);

@@ -54,8 +54,7 @@ impl ProcVar {
 /// Prepare variable `id` of `meta` for arithmetic (`hdf` = `--hdf_upk`).
 pub fn prepare(meta: &Meta, id: usize, hdf: bool) -> ProcVar {
     let var = &meta.vars[id];
-    let in_fill = fill::fill_value(var);
-    let pack = packing::packing_of(var, hdf);
+    let (in_fill, pack) = own_fill_and_packing(meta, id, hdf);
     let mut out = var.clone();
     if let Some(p) = &pack {
         packing::mark_unpacked(&mut out, p);
